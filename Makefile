@@ -1,0 +1,90 @@
+# The companion's build. Two commands do everything, each installing what it
+# needs first into a local virtual environment:
+#   make rebuild-all   execute every notebook (papermill, SCALE=quick) and build the book
+#   make test          the whole test suite
+# Other targets: scorecard, bench, lint, book, clean. `make help` lists them.
+
+SHELL := /bin/bash
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# One exact torch first. Where pip's configuration offers a local CPU wheel it
+# takes that; elsewhere PyPI's default build (CUDA on Linux). Override it, e.g.
+#   make rebuild-all TORCH_INSTALL="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"
+# or TORCH_INSTALL= to keep a torch already present in the environment.
+TORCH_INSTALL ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+SCALE ?= quick
+BOOK ?= book
+GEN := $(BOOK)/generated
+CLAIMS := $(GEN)/claims
+NOTEBOOKS := $(basename $(notdir $(wildcard notebooks/*.py)))
+EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
+FEDLIB_SRC := $(shell find fedlib -name '*.py')
+PYTEST_ARGS ?=
+
+.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean FORCE
+
+help:
+	@echo "make rebuild-all  execute every notebook at SCALE=$(SCALE) and build the book into $(BOOK)/_build/html"
+	@echo "make test         run the whole test suite"
+	@echo "make scorecard    print every evaluated claim (after rebuild-all)"
+	@echo "make bench        speed benchmarks, as ratios against baselines measured in the same run"
+	@echo "make lint         ruff"
+	@echo "make clean        remove executed notebooks and the built book (keeps cached runs)"
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(strip $(TORCH_INSTALL)),$(PY) -m pip install --quiet $(TORCH_INSTALL))
+	$(PY) -m pip install --quiet -e ".[book,dev]"
+	touch $@
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check fedlib tests notebooks
+
+# The tier is part of every executed notebook's inputs: changing SCALE reruns them.
+$(GEN)/scale: FORCE
+	@mkdir -p $(GEN)
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(SCALE)" ]; then echo "$(SCALE)" > $@; fi
+
+# One pattern rule per notebook: py:percent -> ipynb -> papermill-executed ipynb.
+# A failing notebook leaves no output and fails the build.
+$(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale | $(STAMP)
+	@mkdir -p $(GEN)/tmp $(CLAIMS)
+	$(VENV)/bin/jupytext --quiet --to ipynb --output $(GEN)/tmp/$*.ipynb $<
+	$(VENV)/bin/papermill --cwd . --kernel python3 --log-level WARNING \
+	    -p scale $(SCALE) -p claims_dir $(CLAIMS) $(GEN)/tmp/$*.ipynb $(GEN)/tmp/$*.out.ipynb
+	mv $(GEN)/tmp/$*.out.ipynb $@
+
+notebooks: $(EXECUTED)
+
+$(GEN)/scorecard.md: $(EXECUTED) $(STAMP)
+	$(PY) -m fedlib.claims $(CLAIMS) --markdown $@
+
+$(GEN)/status.md: $(EXECUTED) $(STAMP)
+	$(PY) -m fedlib.status $(GEN) --output $@
+
+book: $(GEN)/scorecard.md $(GEN)/status.md
+	$(VENV)/bin/jupyter-book build $(BOOK) --warningiserror --keep-going --quiet
+	@echo "book: $(BOOK)/_build/html/index.html"
+
+rebuild-all: book
+
+scorecard: $(STAMP)
+	@$(PY) -m fedlib.claims $(CLAIMS)
+
+bench: $(STAMP)
+	$(PY) -m fedlib.bench
+
+clean:
+	rm -rf $(GEN) $(BOOK)/_build

@@ -1,0 +1,1 @@
+"""Experiment definitions behind the notebooks: grids per tier, runners, claims."""

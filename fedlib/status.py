@@ -1,0 +1,90 @@
+"""The book's environment/status page: package versions and notebook execution times."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = (
+    "fedlib", "torch", "numpy", "scipy", "pandas", "pyarrow", "opacus", "dp-accounting",
+    "pooch", "ray", "matplotlib", "seaborn", "jupyter-book", "myst-nb", "papermill", "jupytext",
+)
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def notebook_runs(folder: Path) -> list[dict[str, str]]:
+    """Tier, start time and duration of each papermill-executed notebook in ``folder``."""
+    rows = []
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        duration = meta.get("duration")
+        rows.append({
+            "notebook": path.stem,
+            "tier": str(meta.get("parameters", {}).get("scale", "?")),
+            "started": str(meta.get("start_time", "?"))[:19].replace("T", " "),
+            "duration": f"{duration:.0f} s" if isinstance(duration, int | float) else "?",
+        })
+    return rows
+
+
+def status_markdown(folder: Path) -> str:
+    lines = [
+        "# Environment and status",
+        "",
+        "The machine and software that executed the notebooks of this build, and how long "
+        "each took.",
+        "",
+        "## Notebook execution",
+        "",
+        "| notebook | tier | started (UTC) | duration |",
+        "|---|---|---|---|",
+    ]
+    for row in notebook_runs(folder):
+        lines.append(f"| {row['notebook']} | {row['tier']} | {row['started']} | {row['duration']} |")
+    torch_threads = ""
+    try:
+        import torch
+
+        torch_threads = f", torch threads {torch.get_num_threads()}"
+    except ImportError:
+        pass
+    lines += [
+        "",
+        "## Machine",
+        "",
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores{torch_threads}.",
+        "",
+        "## Packages",
+        "",
+        "| package | version |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {version} |" for name, version in package_versions().items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the environment/status page.")
+    parser.add_argument("folder", type=Path, help="folder of executed notebooks")
+    parser.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    args.output.write_text(status_markdown(args.folder))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

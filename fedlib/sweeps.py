@@ -1,0 +1,248 @@
+"""Cached, resumable sweeps over grids of runs.
+
+A figure is a grid of independent runs. Each run is a JSON-able config dict;
+its key is a hash of the config together with the fedlib version and a
+fingerprint of fedlib's source, so that editing the library invalidates the
+cache. A finished run is stored as a tidy table (Parquet) written atomically,
+so an interrupted sweep loses nothing already finished and a rerun skips it.
+
+Runs that differ only in hyperparameters the engine can batch (for PPSGD: step
+size, personalization and noise) are grouped and executed in one vectorized
+call; groups run in parallel on local processes or on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from functools import lru_cache
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+import fedlib
+from fedlib import paths
+
+Config = Mapping[str, Any]
+GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 over the source of every fedlib module (so caches notice library edits)."""
+    digest = hashlib.sha256()
+    root = Path(fedlib.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # inf / nan are not JSON; keep them distinct and stable
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def run_key(config: Config) -> str:
+    """Stable key of a run: hash of its full config, the fedlib version and source."""
+    payload = json.dumps(
+        {
+            "config": _canonical(dict(config)),
+            "fedlib": fedlib.__version__,
+            "code": code_fingerprint(),
+        },
+        sort_keys=True,
+        allow_nan=False,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+class ResultStore:
+    """Parquet files of finished runs, one per run key, under ``root/experiment``."""
+
+    def __init__(self, experiment: str, root: Path | None = None) -> None:
+        if not experiment or any(c in experiment for c in "/\\") or experiment.startswith("."):
+            raise ValueError(f"experiment name {experiment!r} must be a plain folder name")
+        self.folder = (root or paths.results_dir()) / experiment
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}.parquet"
+
+    def has(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def load(self, key: str) -> pd.DataFrame:
+        return pd.read_parquet(self.path(key))
+
+    def save(self, key: str, table: pd.DataFrame) -> None:
+        """Write atomically: a temporary file in the same folder, then a rename."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            table.to_parquet(tmp, index=False)
+            os.replace(tmp, self.path(key))
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def plan_groups(
+    configs: Sequence[dict[str, Any]],
+    group_key: Callable[[Config], Hashable],
+    max_group_size: int,
+) -> list[list[dict[str, Any]]]:
+    """Split configs into batches sharing ``group_key``, at most ``max_group_size`` each."""
+    if max_group_size < 1:
+        raise ValueError(f"max_group_size must be >= 1, got {max_group_size}")
+    groups: dict[Hashable, list[dict[str, Any]]] = {}
+    for config in configs:
+        groups.setdefault(group_key(config), []).append(config)
+    return [list(chunk) for members in groups.values() for chunk in _chunks(members, max_group_size)]
+
+
+def _worker_init(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    return runner(group)
+
+
+def sweep(
+    experiment: str,
+    configs: Sequence[Config],
+    runner: GroupRunner,
+    *,
+    group_key: Callable[[Config], Hashable] = lambda config: 0,
+    max_group_size: int = 1,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    progress: bool = True,
+    store: ResultStore | None = None,
+) -> pd.DataFrame:
+    """Run every config not yet cached and return all runs as one tidy table.
+
+    Parameters
+    ----------
+    experiment
+        Name of the results folder.
+    configs
+        Run configs (JSON-able dicts); each result gets a ``run_key`` column.
+    runner
+        Module-level function taking a list of configs (one group) and
+        returning one table per config, in order.
+    group_key, max_group_size
+        Configs with equal ``group_key`` are batched into one runner call.
+    workers
+        Local processes (default: all cores; 1 runs in this process).
+    ray_address
+        Run the groups as Ray tasks on this cluster (``"auto"`` or
+        ``"ray://host:10001"``, or ``"local"`` to start a local instance).
+    progress
+        Show a progress bar (in runs).
+    """
+    store = store or ResultStore(experiment)
+    configs = [dict(c) for c in configs]
+    keys = [run_key(c) for c in configs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("configs contain duplicates: every run must differ in some field")
+    pending = [c for c, k in zip(configs, keys, strict=True) if not store.has(k)]
+    groups = plan_groups(pending, group_key, max_group_size)
+
+    bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
+               desc=experiment, unit="run")
+
+    def finish(group: list[dict[str, Any]], tables: list[pd.DataFrame]) -> None:
+        if len(tables) != len(group):
+            raise RuntimeError(f"runner returned {len(tables)} tables for {len(group)} configs")
+        for config, table in zip(group, tables, strict=True):
+            store.save(run_key(config), table)
+        bar.update(len(group))
+
+    try:
+        if groups:
+            if ray_address is not None:
+                _run_on_ray(groups, runner, ray_address, finish)
+            else:
+                _run_locally(groups, runner, workers, finish)
+    finally:
+        bar.close()
+
+    tables = []
+    for key in keys:
+        table = store.load(key)
+        table.insert(0, "run_key", key)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)
+
+
+def _run_locally(groups, runner, workers, finish) -> None:
+    cores = os.cpu_count() or 1
+    workers = min(workers or cores, len(groups))
+    if workers <= 1:
+        for group in groups:
+            finish(group, runner(group))
+        return
+    threads = max(1, cores // workers)
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(threads,),
+    ) as pool:
+        futures: dict[Future, list[dict[str, Any]]] = {
+            pool.submit(_run_group_in_worker, runner, group): group for group in groups
+        }
+        try:
+            remaining = set(futures)
+            while remaining:
+                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                for future in done:
+                    finish(futures[future], future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _run_on_ray(groups, runner, address, finish) -> None:
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address == "local":
+            ray.init(include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        remote = ray.remote(_run_group_in_worker)
+        refs = {remote.remote(runner, group): group for group in groups}
+        remaining = list(refs)
+        while remaining:
+            done, remaining = ray.wait(remaining, num_returns=1)
+            for ref in done:
+                finish(refs[ref], ray.get(ref))
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,122 @@
+"""Cached, resumable sweeps: keys, atomic storage, skipping, interruption, Ray."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fedlib import sweeps
+from fedlib.sweeps import ResultStore, plan_groups, run_key, sweep
+
+
+def square_runner(configs: list[dict]) -> list[pd.DataFrame]:
+    """Toy runner: records each call in a log file, fails on configs marked ``fail``."""
+    log = Path(os.environ["SWEEP_TEST_LOG"])
+    with log.open("a") as handle:
+        handle.write(json.dumps([c["x"] for c in configs]) + "\n")
+    tables = []
+    for config in configs:
+        if config.get("fail"):
+            raise RuntimeError(f"run x={config['x']} failed on purpose")
+        tables.append(pd.DataFrame({"x": [config["x"]], "y": [config["x"] ** 2]}))
+    return tables
+
+
+def calls(log: Path) -> list[list[int]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "calls.log"
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(path))
+    return path
+
+
+def test_run_key_depends_on_every_field_and_the_code(monkeypatch) -> None:
+    base = {"a": 1, "b": 0.5, "c": math.inf}
+    assert run_key(base) == run_key({"c": math.inf, "b": 0.5, "a": 1})
+    assert run_key(base) != run_key({**base, "b": 0.25})
+    assert run_key(base) != run_key({**base, "c": -math.inf})
+    assert run_key(base) != run_key({**base, "d": None})
+    original = run_key(base)
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda: "edited library")
+    assert run_key(base) != original
+    monkeypatch.setattr(sweeps.fedlib, "__version__", "9.9.9")
+    assert run_key(base) != original
+
+
+def test_sweep_computes_once_then_reads_the_cache(log: Path) -> None:
+    configs = [{"x": x} for x in range(5)]
+    first = sweep("toy", configs, square_runner, workers=1, progress=False)
+    assert sorted(first["y"]) == [0, 1, 4, 9, 16]
+    assert len(calls(log)) == 5
+    again = sweep("toy", configs, square_runner, workers=1, progress=False)
+    pd.testing.assert_frame_equal(first, again)
+    assert len(calls(log)) == 5  # nothing recomputed
+    more = sweep("toy", configs + [{"x": 7}], square_runner, workers=1, progress=False)
+    assert calls(log)[-1] == [7]
+    assert list(more["y"]) == [0, 1, 4, 9, 16, 49]
+
+
+def test_grouping_batches_runs_sharing_a_key(log: Path) -> None:
+    configs = [{"x": x, "seed": x % 2} for x in range(7)]
+    sweep("grouped", configs, square_runner, group_key=lambda c: c["seed"], max_group_size=3,
+          workers=1, progress=False)
+    batches = sorted(calls(log))
+    assert batches == [[0, 2, 4], [1, 3, 5], [6]]
+    groups = plan_groups(configs, lambda c: c["seed"], 2)
+    assert all(len({c["seed"] for c in g}) == 1 and len(g) <= 2 for g in groups)
+    with pytest.raises(ValueError, match="max_group_size"):
+        plan_groups(configs, lambda c: 0, 0)
+
+
+def test_interrupted_sweep_keeps_finished_runs_and_resumes(log: Path) -> None:
+    configs = [{"x": x} for x in range(4)] + [{"x": 4, "fail": True}]
+    with pytest.raises(RuntimeError, match="x=4 failed"):
+        sweep("resume", configs, square_runner, workers=1, progress=False)
+    store = ResultStore("resume")
+    assert all(store.has(run_key(c)) for c in configs[:4])
+    assert not store.has(run_key(configs[4]))
+    assert not list(store.folder.glob("*.tmp"))  # no half-written files
+    fixed = configs[:4] + [{"x": 4}]
+    table = sweep("resume", fixed, square_runner, workers=1, progress=False)
+    assert calls(log)[-1] == [4]  # only the missing run was computed
+    assert list(table["y"]) == [0, 1, 4, 9, 16]
+
+
+def test_parallel_processes_give_the_same_table(log: Path) -> None:
+    configs = [{"x": x} for x in range(6)]
+    parallel = sweep("parallel", configs, square_runner, workers=2, progress=False)
+    assert list(parallel["y"]) == [x * x for x in range(6)]
+    assert sorted(x for batch in calls(log) for x in batch) == list(range(6))
+
+
+def test_duplicate_configs_are_rejected() -> None:
+    with pytest.raises(ValueError, match="duplicates"):
+        sweep("dup", [{"x": 1}, {"x": 1}], square_runner, workers=1, progress=False)
+
+
+def test_store_rejects_path_like_experiment_names() -> None:
+    with pytest.raises(ValueError, match="plain folder name"):
+        ResultStore("../elsewhere")
+
+
+@pytest.mark.slow
+def test_sweep_on_a_local_ray_instance(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ray")
+    # Ray workers import the runner by module name: let them find this file.
+    here = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get(
+        "PYTHONPATH")])))
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    configs = [{"x": x} for x in range(4)]
+    table = sweep("ray", configs, square_runner, max_group_size=2, group_key=lambda c: 0,
+                  ray_address="local", progress=False)
+    assert list(table["y"]) == [0, 1, 4, 9]
+    assert sorted(calls(log)) == [[0, 1], [2, 3]]
