@@ -54,7 +54,9 @@ def status_markdown(folder: Path) -> str:
         "|---|---|---|---|",
     ]
     for row in notebook_runs(folder):
-        lines.append(f"| {row['notebook']} | {row['tier']} | {row['started']} | {row['duration']} |")
+        lines.append(
+            f"| {row['notebook']} | {row['tier']} | {row['started']} | {row['duration']} |"
+        )
     torch_threads = ""
     try:
         import torch

@@ -116,7 +116,9 @@ def plan_groups(
     groups: dict[Hashable, list[dict[str, Any]]] = {}
     for config in configs:
         groups.setdefault(group_key(config), []).append(config)
-    return [list(chunk) for members in groups.values() for chunk in _chunks(members, max_group_size)]
+    return [
+        list(chunk) for members in groups.values() for chunk in _chunks(members, max_group_size)
+    ]
 
 
 def _worker_init(threads: int) -> None:

@@ -148,7 +148,7 @@ accounting = pd.DataFrame([
         for name in ("rdp", "pld", "opacus-rdp")}}
     for sigma in grid.sigmas if sigma > 0
 ])
-accounting
+display(accounting)
 
 # %% [markdown]
 # ## Deviations from the paper

@@ -1,0 +1,187 @@
+"""Registry of the remote dataset files fedlib knows how to fetch and verify.
+
+Each file is described by a :class:`RemoteFile`. Hashes are SHA-256 digests of the
+file *content*: for ``.gz`` files, of the decompressed bytes, so that any faithful
+copy validates whatever gzip settings re-compressed it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fedlib.data.errors import UnknownDatasetError
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a dataset.
+
+    Parameters
+    ----------
+    dataset
+        Registry name of the dataset (also the name of its cache sub-folder).
+    filename
+        Name of the file, in the cache and in the mirror.
+    mirror_path
+        ``<folder>/<file>`` relative to an offline mirror folder.
+    url
+        Canonical single-file download address, or ``None`` when none exists.
+    sha256
+        SHA-256 of the content (of the decompressed bytes for ``.gz`` files).
+    license
+        Licence the dataset is distributed under.
+    citation
+        What to cite when using the dataset.
+    source
+        Where the dataset comes from, in words (homepage, canonical distribution).
+    """
+
+    dataset: str
+    filename: str
+    mirror_path: str
+    url: str | None
+    sha256: str
+    license: str
+    citation: str
+    source: str
+
+
+_MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+_MNIST_LICENSE = "CC BY-SA 3.0 (as stated by Y. LeCun, C. Cortes and C. J. C. Burges)"
+_MNIST_CITATION = (
+    "LeCun, Y., Bottou, L., Bengio, Y., Haffner, P. (1998). Gradient-based learning "
+    "applied to document recognition. Proceedings of the IEEE 86(11), 2278-2324."
+)
+_MNIST_SOURCE = (
+    "THE MNIST DATABASE of handwritten digits, http://yann.lecun.com/exdb/mnist/ "
+    "(files served from the PyTorch mirror " + _MNIST_URL + ")"
+)
+
+_FASHION_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
+_FASHION_LICENSE = "MIT"
+_FASHION_CITATION = (
+    "Xiao, H., Rasul, K., Vollgraf, R. (2017). Fashion-MNIST: a Novel Image Dataset "
+    "for Benchmarking Machine Learning Algorithms. arXiv:1708.07747."
+)
+_FASHION_SOURCE = "Zalando Research, https://github.com/zalandoresearch/fashion-mnist"
+
+FEMNIST_TFF_URL = "https://storage.googleapis.com/tff-datasets-public/fed_emnist_digitsonly.tar.bz2"
+"""Canonical distribution of federated EMNIST digits (TensorFlow Federated HDF5 files)."""
+
+_FEMNIST_LICENSE = (
+    "LEAF preprocessing: BSD 2-Clause (TalwalkarLab/leaf); images: EMNIST, derived from "
+    "NIST Special Database 19 (see NIST's terms of use)"
+)
+_FEMNIST_CITATION = (
+    "Caldas, S., Duddu, S. M. K., Wu, P., Li, T., Konecny, J., McMahan, H. B., Smith, V., "
+    "Talwalkar, A. (2018). LEAF: A Benchmark for Federated Settings. arXiv:1812.01097. "
+    "Cohen, G., Afshar, S., Tapson, J., van Schaik, A. (2017). EMNIST: an extension of "
+    "MNIST to handwritten letters. arXiv:1702.05373."
+)
+_FEMNIST_SOURCE = (
+    "digits of LEAF's 5% non-IID FEMNIST sample, grouped by writer "
+    "(https://github.com/TalwalkarLab/leaf). The canonical distribution of "
+    "federated EMNIST is TensorFlow Federated's "
+    "tff.simulation.datasets.emnist HDF5 files, " + FEMNIST_TFF_URL
+)
+
+_IDX_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+_MNIST_SHA = dict(
+    zip(
+        _IDX_FILES,
+        (
+            "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+            "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+            "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+            "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+        ),
+        strict=True,
+    )
+)
+_FASHION_SHA = dict(
+    zip(
+        _IDX_FILES,
+        (
+            "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+            "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+            "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+            "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+        ),
+        strict=True,
+    )
+)
+_FEMNIST_FILE = "femnist-digits-leaf-sample.npz"
+_FEMNIST_SHA = "0d278ae2a4f8a0105c17349fb61708258c492aa06303239e7f53465272e9a876"
+
+
+def _mnist_like(
+    dataset: str, folder: str, hashes: dict[str, str], url: str, lic: str, cite: str, src: str
+) -> dict[str, RemoteFile]:
+    return {
+        name: RemoteFile(dataset, name, f"{folder}/{name}", url + name, sha, lic, cite, src)
+        for name, sha in hashes.items()
+    }
+
+
+REGISTRY: dict[str, dict[str, RemoteFile]] = {
+    "mnist": _mnist_like(
+        "mnist", "mnist", _MNIST_SHA, _MNIST_URL, _MNIST_LICENSE, _MNIST_CITATION, _MNIST_SOURCE
+    ),
+    "fashion-mnist": _mnist_like(
+        "fashion-mnist",
+        "fashion-mnist",
+        _FASHION_SHA,
+        _FASHION_URL,
+        _FASHION_LICENSE,
+        _FASHION_CITATION,
+        _FASHION_SOURCE,
+    ),
+    "femnist-digits": {
+        _FEMNIST_FILE: RemoteFile(
+            "femnist-digits",
+            _FEMNIST_FILE,
+            f"femnist/{_FEMNIST_FILE}",
+            None,
+            _FEMNIST_SHA,
+            _FEMNIST_LICENSE,
+            _FEMNIST_CITATION,
+            _FEMNIST_SOURCE,
+        )
+    },
+}
+"""Dataset name -> file name -> :class:`RemoteFile`. Looked up at call time."""
+
+
+def list_datasets() -> list[str]:
+    """Names of the registered datasets, sorted."""
+    return sorted(REGISTRY)
+
+
+def dataset_files(dataset: str) -> dict[str, RemoteFile]:
+    """The files of ``dataset``, by file name.
+
+    Raises
+    ------
+    UnknownDatasetError
+        If ``dataset`` is not registered; the message lists the valid names.
+    """
+    try:
+        return dict(REGISTRY[dataset])
+    except KeyError:
+        raise UnknownDatasetError(dataset, REGISTRY) from None
+
+
+def get_file(dataset: str, filename: str) -> RemoteFile:
+    """The registry entry of one file of ``dataset``."""
+    files = dataset_files(dataset)
+    try:
+        return files[filename]
+    except KeyError:
+        raise UnknownDatasetError(
+            filename, files, what="file", context=f" in dataset {dataset!r}"
+        ) from None
