@@ -9,13 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")  # figures are rendered to files and notebooks, never to a window
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 EPSILON_COLOR = "#2ca02c"
 

@@ -34,8 +34,8 @@
 scale = "quick"  # smoke (seconds) | quick (minutes on 2 cores) | paper (the paper's grid)
 seed = 0  # seed of the ground truth; the sample stream uses seed + 1
 device = "cpu"  # torch device of the engine
-workers = 0  # local processes for the sweep; 0 = all cores
-ray_address = ""  # run the sweep on a Ray cluster, e.g. "auto"; empty = local processes
+workers = 0  # local processes for the sweep (0 means all cores)
+ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
 claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
 
 # %%

@@ -1,0 +1,555 @@
+"""Noise calibration formulas exactly as each paper states them.
+
+Each function returns the standard deviation (or noise multiplier) that a paper
+prescribes for its Gaussian noise, written the way the paper (or, where marked
+*inferred*, the authors' code or the reproduction specification) writes it. None
+of these formulas is an exact privacy guarantee: the exact epsilon of the noise
+actually used comes from :mod:`fedlib.privacy.accounting`.
+
+Most of them rest on the classic Gaussian mechanism of Dwork & Roth (2014,
+Theorem A.1): adding N(0, sigma^2) noise to a query of L2 sensitivity Delta with
+sigma = Delta * sqrt(2 ln(1.25/delta)) / epsilon is (epsilon, delta)-DP **for
+epsilon < 1 only**. Several papers use it at epsilon >= 1; the functions do not
+raise there (the reproduction must use the papers' numbers), and
+:func:`classic_gaussian_valid` lets callers flag it.
+
+The module is pure ``math``/``numpy`` and also holds the input checks shared with
+the accountants.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = [
+    "classic_gaussian_c",
+    "classic_gaussian_sigma",
+    "classic_gaussian_valid",
+    "dpditto_sensitivity",
+    "dpditto_sigma",
+    "dpditto_sigma_alternative",
+    "hu2020_sensitivities",
+    "hu2020_sigma",
+    "padpfl_client_sigma",
+    "padpfl_server_sigma",
+    "padpfl_server_noise_threshold",
+    "pfa_closed_form_noise_multiplier",
+]
+
+IMPACT_FACTOR_SUM_TOLERANCE = 1e-9
+"""How far the PADPFL impact factors may sum from 1."""
+
+
+# ---------------------------------------------------------------------------
+# Input checks (shared with :mod:`fedlib.privacy.accounting`)
+# ---------------------------------------------------------------------------
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def check_epsilon(value: float, name: str = "epsilon") -> float:
+    """Return ``value`` as a float if it is a finite privacy budget > 0, else raise."""
+    if not _is_real(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{name} must be a finite number > 0, got {value!r}; pass the privacy budget "
+            f"as a positive float, e.g. {name}=1.0 (use no noise at all for epsilon = inf)."
+        )
+    return float(value)
+
+
+def check_delta(value: float, name: str = "delta") -> float:
+    """Return ``value`` as a float if 0 < value < 1, else raise."""
+    if not _is_real(value) or not math.isfinite(value) or not 0 < value < 1:
+        raise ValueError(
+            f"{name} must satisfy 0 < {name} < 1, got {value!r}; typical values are well "
+            f"below 1/n for a dataset of n records, e.g. {name}=1e-5."
+        )
+    return float(value)
+
+
+def check_positive(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is finite and > 0, else raise."""
+    if not _is_real(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    return float(value)
+
+
+def check_non_negative(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is finite and >= 0, else raise."""
+    if not _is_real(value) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    return float(value)
+
+
+def check_probability(value: float, name: str) -> float:
+    """Return ``value`` as a float if 0 < value <= 1, else raise."""
+    if not _is_real(value) or not math.isfinite(value) or not 0 < value <= 1:
+        raise ValueError(
+            f"{name} must satisfy 0 < {name} <= 1, got {value!r}; it is a probability "
+            f"(for a sampling rate: expected batch size / dataset size)."
+        )
+    return float(value)
+
+
+def check_count(value: int, name: str, minimum: int = 0) -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum``, else raise.
+
+    Floats with an integral value (``300.0``) are accepted, since sweep tables
+    often store counts as floats.
+    """
+    integral = isinstance(value, Integral) and not isinstance(value, bool)
+    if not integral and _is_real(value) and math.isfinite(value) and float(value).is_integer():
+        integral = True
+    if not integral or int(value) < minimum:
+        kind = "non-negative" if minimum == 0 else f">= {minimum}"
+        raise ValueError(f"{name} must be a {kind} integer, got {value!r}.")
+    return int(value)
+
+
+def check_impact_factors(p: Sequence[float] | np.ndarray, name: str = "p") -> np.ndarray:
+    """Return ``p`` as a float array if it is a probability vector, else raise.
+
+    The entries must be finite, non-negative and sum to 1 within
+    :data:`IMPACT_FACTOR_SUM_TOLERANCE`.
+    """
+    weights = np.asarray(p, dtype=float)
+    if weights.ndim != 1 or weights.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-D sequence of client impact factors, "
+            f"got shape {weights.shape}."
+        )
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError(
+            f"{name} must hold finite, non-negative impact factors, got min {weights.min()!r}; "
+            f"give every client a weight >= 0."
+        )
+    total = float(weights.sum())
+    if abs(total - 1.0) > IMPACT_FACTOR_SUM_TOLERANCE:
+        raise ValueError(
+            f"{name} must sum to 1 (within {IMPACT_FACTOR_SUM_TOLERANCE:g}), got sum {total!r}; "
+            f"normalise it, e.g. {name} = {name} / {name}.sum()."
+        )
+    return weights
+
+
+# ---------------------------------------------------------------------------
+# Classic Gaussian mechanism (Dwork & Roth 2014, Theorem A.1)
+# ---------------------------------------------------------------------------
+
+
+def classic_gaussian_c(delta: float) -> float:
+    """The constant ``c = sqrt(2 ln(1.25/delta))`` of the classic Gaussian mechanism.
+
+    Parameters
+    ----------
+    delta : float
+        Target delta, 0 < delta < 1.
+
+    Returns
+    -------
+    float
+        ``sqrt(2 ln(1.25 / delta))``.
+    """
+    delta = check_delta(delta)
+    return math.sqrt(2.0 * math.log(1.25 / delta))
+
+
+def classic_gaussian_valid(epsilon: float) -> bool:
+    """Whether the classic Gaussian mechanism bound holds at ``epsilon``.
+
+    Dwork & Roth (2014), Theorem A.1, prove the bound only for 0 < epsilon < 1.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget.
+
+    Returns
+    -------
+    bool
+        ``True`` when 0 < epsilon < 1, ``False`` otherwise.
+    """
+    return _is_real(epsilon) and 0 < epsilon < 1
+
+
+def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """Noise standard deviation of the classic Gaussian mechanism.
+
+    ``sigma = sensitivity * sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth
+    2014, Theorem A.1). The guarantee is proven only for epsilon < 1; the
+    function does not raise for epsilon >= 1 because the reproduced papers use
+    it there: check :func:`classic_gaussian_valid` to say so.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity of the released quantity, > 0.
+    epsilon : float
+        Privacy budget, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+
+    Returns
+    -------
+    float
+        The noise standard deviation.
+    """
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    return sensitivity * classic_gaussian_c(delta) / epsilon
+
+
+# ---------------------------------------------------------------------------
+# Hu et al. 2020, "Personalized Federated Learning with Differential Privacy"
+# ---------------------------------------------------------------------------
+
+
+def hu2020_sensitivities(
+    lam: float, beta: float, n_t: int, xi: float, delta_alpha_norm: float
+) -> tuple[float, float]:
+    """Sensitivities of the two noisy releases of Hu et al. (2020), Algorithm 1.
+
+    ``s1 = (8 lam + beta) / (beta n_t)`` for the noise b_t on the dual variables
+    (line 6) and ``s2 = 2 xi ||Delta alpha_t||_2`` for the noise p_t on the upload
+    (line 7). ``s2`` is data dependent, as in the paper.
+
+    Parameters
+    ----------
+    lam : float
+        Regularisation strength lambda, > 0.
+    beta : float
+        Subproblem parameter beta (the paper sets beta = xi m), > 0.
+    n_t : int
+        Number of training examples of device t, >= 1.
+    xi : float
+        Aggregation parameter xi, > 0.
+    delta_alpha_norm : float
+        ``||Delta alpha_t||_2`` of the current local update, >= 0.
+
+    Returns
+    -------
+    tuple of float
+        ``(s1, s2)``.
+    """
+    lam = check_positive(lam, "lam")
+    beta = check_positive(beta, "beta")
+    n_t = check_count(n_t, "n_t", minimum=1)
+    xi = check_positive(xi, "xi")
+    delta_alpha_norm = check_non_negative(delta_alpha_norm, "delta_alpha_norm")
+    s1 = (8.0 * lam + beta) / (beta * n_t)
+    s2 = 2.0 * xi * delta_alpha_norm
+    return s1, s2
+
+
+def hu2020_sigma(
+    epsilon: float, delta: float, q: float, p: float, K: int, r: float = 1.0
+) -> tuple[float, float]:
+    """Noise multipliers of Hu et al. (2020), Theorem 5 (end-to-end privacy loss).
+
+    The paper states ``sigma1 >= c2 p sqrt((q^2 + r^2) K log(1/delta)) / epsilon``
+    and ``sigma2 >= sigma1 / r`` with an unspecified constant c2. Following the
+    reproduction specification (section 1), c2 = sqrt(2) and the logarithm is
+    ``ln(1.25/delta)`` *(inferred)*: both come from the classic Gaussian
+    mechanism ``sigma = sqrt(2 ln(1.25/delta)) / epsilon`` that the paper plugs
+    into its Corollary 4. So::
+
+        sigma1 = sqrt(2) * p * sqrt((q^2 + r^2) * K * ln(1.25/delta)) / epsilon
+        sigma2 = sigma1 / r
+
+    The noise standard deviations are then ``s1 * sigma1`` and ``s2 * sigma2``
+    (:func:`hu2020_sensitivities`). The theorem requires epsilon < c1 p^2 K for
+    another unspecified constant c1; that condition is not checked.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total privacy budget, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+    q : float
+        Sampling rate n_iter / n_t, 0 < q <= 1.
+    p : float
+        Probability that a device is active in a round (1 - P_drop), 0 < p <= 1.
+    K : int
+        Number of rounds accounted for, >= 1.
+    r : float, optional
+        Budget ratio epsilon2 / epsilon1 of the two releases, > 0 (default 1).
+
+    Returns
+    -------
+    tuple of float
+        ``(sigma1, sigma2)``.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    q = check_probability(q, "q")
+    p = check_probability(p, "p")
+    K = check_count(K, "K", minimum=1)
+    r = check_positive(r, "r")
+    c2 = math.sqrt(2.0)
+    sigma1 = c2 * p * math.sqrt((q**2 + r**2) * K * math.log(1.25 / delta)) / epsilon
+    return sigma1, sigma1 / r
+
+
+# ---------------------------------------------------------------------------
+# DP-Ditto
+# ---------------------------------------------------------------------------
+
+
+def dpditto_sensitivity(C: float, dataset_size: int) -> float:
+    """Sensitivity ``Delta S = 2 C / |D_i|`` of a clipped model upload (DP-Ditto).
+
+    Parameters
+    ----------
+    C : float
+        Model clipping norm, > 0.
+    dataset_size : int
+        Number of local examples |D_i|, >= 1.
+
+    Returns
+    -------
+    float
+        ``2 C / |D_i|``.
+    """
+    C = check_positive(C, "C")
+    dataset_size = check_count(dataset_size, "dataset_size", minimum=1)
+    return 2.0 * C / dataset_size
+
+
+def dpditto_sigma(
+    C: float, dataset_size: int, epsilon: float, delta: float, T: int, q: float = 1.0
+) -> float:
+    """Noise standard deviation of DP-Ditto (reproduction specification, section 2).
+
+    ``sigma = Delta S * sqrt(2 q T ln(1/delta)) / epsilon`` with
+    ``Delta S = 2 C / |D_i|`` and q = 1 *(inferred from the NbAFL code the paper
+    cites; the paper's text lost its equations)*.
+
+    Parameters
+    ----------
+    C : float
+        Model clipping norm, > 0.
+    dataset_size : int
+        Number of local examples |D_i|, >= 1.
+    epsilon : float
+        Total privacy budget over the T rounds, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+    T : int
+        Number of communication rounds, >= 1.
+    q : float, optional
+        Client sampling rate, 0 < q <= 1 (default 1: full participation).
+
+    Returns
+    -------
+    float
+        The noise standard deviation added to each upload.
+    """
+    sensitivity = dpditto_sensitivity(C, dataset_size)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    T = check_count(T, "T", minimum=1)
+    q = check_probability(q, "q")
+    return sensitivity * math.sqrt(2.0 * q * T * math.log(1.0 / delta)) / epsilon
+
+
+def dpditto_sigma_alternative(
+    C: float, dataset_size: int, epsilon: float, delta: float, T: int
+) -> float:
+    """Alternative DP-Ditto noise by linear composition of the classic Gaussian mechanism.
+
+    ``sigma = c T Delta S / epsilon`` with ``c = sqrt(2 ln(1.25/delta))`` and
+    ``Delta S = 2 C / |D_i|``: each of the T rounds gets epsilon / T (shown in a
+    note of the DP-Ditto chapter; reproduction specification, section 2).
+
+    Parameters
+    ----------
+    C : float
+        Model clipping norm, > 0.
+    dataset_size : int
+        Number of local examples |D_i|, >= 1.
+    epsilon : float
+        Total privacy budget over the T rounds, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+    T : int
+        Number of communication rounds, >= 1.
+
+    Returns
+    -------
+    float
+        The noise standard deviation added to each upload.
+    """
+    sensitivity = dpditto_sensitivity(C, dataset_size)
+    epsilon = check_epsilon(epsilon)
+    T = check_count(T, "T", minimum=1)
+    return classic_gaussian_c(delta) * T * sensitivity / epsilon
+
+
+# ---------------------------------------------------------------------------
+# Talaei & Izadi, PADPFL
+# ---------------------------------------------------------------------------
+
+
+def padpfl_client_sigma(B: float, R: int, min_m: int, epsilon: float, delta: float) -> float:
+    """Client noise standard deviation of PADPFL (Talaei & Izadi).
+
+    ``sigma_C = 2 B R c / (min_j m_j epsilon)`` with ``c = sqrt(2 ln(1.25/delta))``.
+
+    Parameters
+    ----------
+    B : float
+        Weight clipping bound, > 0.
+    R : int
+        Maximum number of uploads exposed per client, >= 1.
+    min_m : int
+        Smallest local dataset size min_j m_j, >= 1.
+    epsilon : float
+        Privacy budget, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+
+    Returns
+    -------
+    float
+        The standard deviation of the noise each client adds to its upload.
+    """
+    B = check_positive(B, "B")
+    R = check_count(R, "R", minimum=1)
+    min_m = check_count(min_m, "min_m", minimum=1)
+    epsilon = check_epsilon(epsilon)
+    return 2.0 * B * R * classic_gaussian_c(delta) / (min_m * epsilon)
+
+
+def padpfl_server_noise_threshold(R: int, p: Sequence[float] | np.ndarray) -> float:
+    """Number of rounds above which PADPFL's server adds noise: ``R sqrt(sum p_i^2) / max p``.
+
+    Parameters
+    ----------
+    R : int
+        Maximum number of uploads exposed per client, >= 1.
+    p : sequence of float
+        Client impact factors, non-negative, summing to 1.
+
+    Returns
+    -------
+    float
+        The threshold on T; the server noise is zero for T at or below it.
+    """
+    R = check_count(R, "R", minimum=1)
+    weights = check_impact_factors(p)
+    return R * math.sqrt(float(np.sum(weights**2))) / float(weights.max())
+
+
+def padpfl_server_sigma(
+    B: float,
+    T: int,
+    R: int,
+    p: Sequence[float] | np.ndarray,
+    min_m: int,
+    epsilon: float,
+    delta: float,
+) -> float:
+    """Server noise standard deviation of PADPFL (Talaei & Izadi).
+
+    ``sigma_S = 2 B c sqrt(T^2 max(p)^2 - R^2 sum p_i^2) / (min_m epsilon)`` if
+    ``T > R sqrt(sum p_i^2) / max(p)``, else 0, with ``c = sqrt(2 ln(1.25/delta))``.
+    With R = T the condition never holds (sum p_i^2 >= max(p)^2), so the server
+    adds no noise.
+
+    Parameters
+    ----------
+    B : float
+        Weight clipping bound, > 0.
+    T : int
+        Number of communication rounds, >= 1.
+    R : int
+        Maximum number of uploads exposed per client, >= 1.
+    p : sequence of float
+        Client impact factors, non-negative, summing to 1 (within 1e-9).
+    min_m : int
+        Smallest local dataset size, >= 1.
+    epsilon : float
+        Privacy budget, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+
+    Returns
+    -------
+    float
+        The standard deviation of the noise the server adds to the aggregate
+        (0.0 at or below the threshold).
+    """
+    B = check_positive(B, "B")
+    T = check_count(T, "T", minimum=1)
+    min_m = check_count(min_m, "min_m", minimum=1)
+    epsilon = check_epsilon(epsilon)
+    c = classic_gaussian_c(delta)
+    weights = check_impact_factors(p)
+    if not T > padpfl_server_noise_threshold(R, weights):
+        return 0.0
+    radicand = T**2 * float(weights.max()) ** 2 - R**2 * float(np.sum(weights**2))
+    if radicand <= 0:
+        return 0.0
+    return 2.0 * B * c * math.sqrt(radicand) / (min_m * epsilon)
+
+
+# ---------------------------------------------------------------------------
+# Liu et al. 2022, PFA
+# ---------------------------------------------------------------------------
+
+
+def pfa_closed_form_noise_multiplier(
+    epsilon: float, delta: float, batch_size: int, n_examples: int, T: int, K: int, M: int
+) -> float:
+    """Closed-form DP-SGD noise multiplier of the PFA authors' code (Liu et al. 2022).
+
+    ``nm = 10 q sqrt(T* log10(1/delta)) / epsilon`` with ``q = B / N_m`` and
+    ``T* = T K / M`` *(the authors' code; note the base-10 logarithm)*. The
+    project calibrates with an exact accountant instead and shows this beside it.
+
+    Parameters
+    ----------
+    epsilon : float
+        The client's privacy budget, > 0.
+    delta : float
+        Target delta, 0 < delta < 1.
+    batch_size : int
+        Local batch size B, >= 1.
+    n_examples : int
+        Local dataset size N_m, >= batch_size.
+    T : int
+        Number of rounds, >= 1.
+    K : int
+        Clients sampled per round, 1 <= K <= M.
+    M : int
+        Number of clients, >= 1.
+
+    Returns
+    -------
+    float
+        The noise multiplier (noise std / clipping norm).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    batch_size = check_count(batch_size, "batch_size", minimum=1)
+    n_examples = check_count(n_examples, "n_examples", minimum=1)
+    T = check_count(T, "T", minimum=1)
+    K = check_count(K, "K", minimum=1)
+    M = check_count(M, "M", minimum=1)
+    if batch_size > n_examples:
+        raise ValueError(
+            f"batch_size must not exceed n_examples, got batch_size={batch_size} > "
+            f"n_examples={n_examples}."
+        )
+    if K > M:
+        raise ValueError(f"K (clients per round) must not exceed M, got K={K} > M={M}.")
+    q = batch_size / n_examples
+    t_star = T * K / M
+    return 10.0 * q * math.sqrt(t_star * math.log10(1.0 / delta)) / epsilon

@@ -1,0 +1,84 @@
+"""The whole pipeline at the smoke tier: Makefile -> papermill -> Jupyter Book -> browser."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(sys.executable).parent.parent
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Copy the book source, then `make book` at the smoke tier into the copy."""
+    book = tmp_path_factory.mktemp("site") / "book"
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
+    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
+    result = subprocess.run(
+        ["make", "book", "SCALE=smoke", f"BOOK={book}", f"VENV={VENV}"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, (
+        f"make book failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    )
+    return book
+
+
+@pytest.mark.slow
+def test_book_has_every_page(built_book: Path) -> None:
+    html = built_book / "_build" / "html"
+    for page in ("index", "generated/ppsgd", "generated/scorecard", "reproducing",
+                 "generated/status", "references"):
+        assert (html / f"{page}.html").is_file(), f"page {page} was not built"
+    scorecard = (html / "generated" / "scorecard.html").read_text()
+    assert "fig1a-global-plateau" in scorecard
+    status = (html / "generated" / "status.html").read_text()
+    assert "ppsgd" in status and "smoke" in status
+
+
+@pytest.mark.slow
+def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:
+    book = tmp_path / "book"
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
+    # An invalid tier makes the notebook raise; make must fail and leave no output.
+    result = subprocess.run(
+        ["make", "book", "SCALE=huge", f"BOOK={book}", f"VENV={VENV}"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode != 0
+    assert not (book / "generated" / "ppsgd.ipynb").exists()
+    assert not (book / "_build" / "html" / "index.html").exists()
+
+
+@pytest.mark.slow
+def test_ppsgd_page_shows_figure_1a_in_a_browser(built_book: Path) -> None:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed: install Debian's chromium package (.ci/run does)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    page_path = built_book / "_build" / "html" / "generated" / "ppsgd.html"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(page_path.as_uri())
+        page.wait_for_load_state("load")
+        figure = page.locator("#fig-ppsgd-1a")
+        assert figure.count() == 1, "Figure 1a (fig-ppsgd-1a) is not on the page"
+        size = figure.locator("img").evaluate("img => [img.naturalWidth, img.naturalHeight]")
+        assert size[0] > 400 and size[1] > 150, f"figure image did not render: {size}"
+        caption = figure.inner_text()
+        assert "Excess risk of PPSGD" in caption
+        claims = page.locator("#tab-ppsgd-claims")
+        assert claims.count() == 1 and "fig1a-global-plateau" in claims.inner_text()
+        page.screenshot(path=str(built_book / "ppsgd-page.png"), full_page=False)
+        browser.close()
