@@ -32,9 +32,13 @@ def excess_risk_panels(
     sns.set_theme(style="whitegrid", context="notebook")
     sigmas = sorted(curves["noise_multiplier"].unique()) if sigmas is None else list(sigmas)
     palette = sns.color_palette("viridis", n_colors=len(alphas))
-    fig, axes = plt.subplots(1, len(sigmas), figsize=(3.6 * len(sigmas), 3.4), squeeze=False,
+    cols = min(2, len(sigmas))
+    rows = -(-len(sigmas) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.6 * rows), squeeze=False,
                              sharey=True)
-    for ax, sigma in zip(axes[0], sigmas, strict=True):
+    for ax in axes.flat[len(sigmas):]:
+        ax.set_visible(False)
+    for ax, sigma in zip(axes.flat, sigmas, strict=False):
         panel = curves[curves["noise_multiplier"] == sigma]
         for color, alpha_q in zip(palette, alphas, strict=True):
             line = panel[panel["alpha_q"] == alpha_q].sort_values("iteration")
@@ -42,6 +46,7 @@ def excess_risk_panels(
                     label=_alpha_label(alpha_q))
         ax.set_yscale("log")
         ax.set_xlabel("iterations")
+        ax.set_ylabel("excess risk (best step size)")
         ax.text(0.97, 0.97, rf"$\sigma={sigma:g}$", transform=ax.transAxes, ha="right",
                 va="top", fontsize=11, bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
         private = panel[(panel["alpha_q"] > 0) & (panel["noise_multiplier"] > 0)]
@@ -52,7 +57,6 @@ def excess_risk_panels(
             twin.set_ylabel(r"$\varepsilon$ (RDP, $\delta=10^{-4}$)", color=EPSILON_COLOR)
             twin.tick_params(axis="y", colors=EPSILON_COLOR)
             twin.grid(False)
-    axes[0][0].set_ylabel("excess risk (best step size)")
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     return fig

@@ -67,8 +67,8 @@ T = np.arange(1, 61)
 
 def test_figure1a_claims_hold_on_curves_shaped_like_the_paper() -> None:
     curves = _curves({
-        math.inf: 10 / T + 1.0,                      # fast, then a plateau at 1
-        1.0: lambda s: 30 / T + 0.1 + s / 1000 * 0.2,
+        math.inf: 10 / T + 3.0,                      # fast, then a plateau at 3
+        1.0: lambda s: 30 / T + 0.1 + s / 100,       # noise hurts the global part
         0.0: 50 / T + 0.05,                          # slow but private and lowest at the end
     })
     verdicts = {c.claim_id: c.status for c in evaluate_figure1a_claims(curves, "test")}
@@ -98,3 +98,20 @@ def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() ->
     best = best_over_steps(runs)
     assert list(best["excess_risk"]) == [3.0, 1.0]
     assert list(best["best_step"]) == [0.5, 0.1]
+
+
+def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
+    from fedlib.data.synthetic import AdditiveSyntheticTask
+    from fedlib.experiments.ppsgd_synthetic import (
+        clipping_bound,
+        global_only_floor,
+        shared_optimum_norm,
+    )
+
+    task = AdditiveSyntheticTask(n_users=400, dim=10, personal_coords=2, personal_scale=0.5)
+    # Deviations N(0, 0.25) on coordinates 9 and 10 (variances 1/9, 1/10):
+    # expected floor (1 - 1/N) * 0.25 * (1/9 + 1/10).
+    expected = (1 - 1 / 400) * 0.25 * (1 / 9 + 1 / 10)
+    assert global_only_floor(task) == pytest.approx(expected, rel=0.15)
+    norm = shared_optimum_norm(task)
+    assert clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
