@@ -35,12 +35,22 @@ Config = Mapping[str, Any]
 GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
 
 
+PRESENTATION_MODULES = frozenset({"plots.py", "claims.py", "status.py", "bench.py"})
+"""Modules that draw, judge or report results but never compute them."""
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 over the source of every fedlib module (so caches notice library edits)."""
+    """SHA-256 over the source of every fedlib module that can change a result.
+
+    Editing any of them invalidates every cached run; the presentation modules
+    are left out so that restyling a figure does not rerun its sweep.
+    """
     digest = hashlib.sha256()
     root = Path(fedlib.__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in PRESENTATION_MODULES:
+            continue
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

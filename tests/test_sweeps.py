@@ -120,3 +120,23 @@ def test_sweep_on_a_local_ray_instance(log: Path, monkeypatch: pytest.MonkeyPatc
                   ray_address="local", progress=False)
     assert list(table["y"]) == [0, 1, 4, 9]
     assert sorted(calls(log)) == [[0, 1], [2, 3]]
+
+
+def test_fingerprint_covers_computing_modules_only(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "fedlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "engine.py").write_text("STEP = 1\n")
+    (package / "plots.py").write_text("COLOR = 'red'\n")
+    monkeypatch.setattr(sweeps.fedlib, "__file__", str(package / "__init__.py"))
+
+    def fingerprint() -> str:
+        sweeps.code_fingerprint.cache_clear()
+        return sweeps.code_fingerprint()
+
+    original = fingerprint()
+    (package / "plots.py").write_text("COLOR = 'blue'\n")
+    assert fingerprint() == original
+    (package / "engine.py").write_text("STEP = 2\n")
+    assert fingerprint() != original
+    sweeps.code_fingerprint.cache_clear()
