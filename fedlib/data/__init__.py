@@ -27,9 +27,11 @@ from fedlib.data.partition import (
     natural_partition,
 )
 from fedlib.data.registry import REGISTRY, RemoteFile, dataset_files, get_file, list_datasets
+from fedlib.data.synthetic import AdditiveSyntheticTask
 
 __all__ = [
     "REGISTRY",
+    "AdditiveSyntheticTask",
     "ChecksumMismatchError",
     "DatasetError",
     "DatasetUnavailableError",
