@@ -223,6 +223,9 @@ display(accounting)
 # - The excess risk is $\frac1N\sum_i\lVert w+\theta_i-\theta_i^*\rVert^2_\Sigma$ as
 #   the paper defines it; the authors' plotting code also averages over the $d$
 #   coordinates, which divides every curve by $d=100$ without changing its shape.
+# - The generator follows the paper's text ($d=100$, user deviations of
+#   standard deviation $0.01$); the authors' script defaults differ ($d=20$,
+#   deviations of $0.1$), so their figure may come from other settings.
 # - Runs that share the data stream see the same samples and the same noise draws
 #   (common random numbers), so step sizes and personalization levels are compared
 #   on equal footing; the authors drew fresh data for every run.
