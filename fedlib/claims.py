@@ -7,12 +7,12 @@ Each notebook evaluates the claims of its paper and writes them to a JSON file
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from fedlib.paths import atomic_path
 
 PAPERS = ("hu2020", "dpditto", "padpfl", "ppsgd", "pfa")
 STATUSES = ("HOLDS", "FAILS", "NOT-RUN")
@@ -70,12 +70,8 @@ def write_claims(path: Path, claims: Sequence[Claim]) -> None:
     ids = [c.claim_id for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate claim ids: {sorted({i for i in ids if ids.count(i) > 1})}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump([asdict(c) for c in claims], handle, indent=1)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps([asdict(c) for c in claims], indent=1))
 
 
 def read_claims(folder: Path) -> list[Claim]:

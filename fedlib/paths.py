@@ -4,6 +4,9 @@ environment variable so that no machine path is ever hard-coded."""
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -34,3 +37,20 @@ def offline() -> bool:
 def results_dir() -> Path:
     """Cache of finished runs (Parquet): ``$FEDLIB_RESULTS_DIR`` or ``data/results``."""
     return _env_path("FEDLIB_RESULTS_DIR", PROJECT_ROOT / "data" / "results")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
+
+    Readers never see a half-written file, and a failure leaves nothing behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

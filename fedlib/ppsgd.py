@@ -166,7 +166,16 @@ def run_synthetic(
             torch.set_flush_denormal(False)
 
 
-def _run(task, configs, iterations, q, batch_size, seed, dtype, device) -> np.ndarray:
+def _run(
+    task: AdditiveSyntheticTask,
+    configs: Sequence[PPSGDConfig],
+    iterations: int,
+    q: int,
+    batch_size: int,
+    seed: int,
+    dtype: torch.dtype,
+    device: str | torch.device,
+) -> np.ndarray:
     generator = torch.Generator().manual_seed(seed)
     theta_star = torch.as_tensor(task.theta_star(), dtype=dtype)
     steps = [step_sizes(c.step, c.alpha_q) for c in configs]

@@ -17,7 +17,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from functools import lru_cache
@@ -99,15 +98,8 @@ class ResultStore:
 
     def save(self, key: str, table: pd.DataFrame) -> None:
         """Write atomically: a temporary file in the same folder, then a rename."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
-        os.close(fd)
-        try:
+        with paths.atomic_path(self.path(key)) as tmp:
             table.to_parquet(tmp, index=False)
-            os.replace(tmp, self.path(key))
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

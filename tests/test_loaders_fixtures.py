@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -82,12 +80,3 @@ def test_load_femnist_digits_rejects_a_malformed_file(tmp_path: Path, monkeypatc
     with pytest.raises(DatasetError, match="writer_index out of range"):
         load_femnist_digits()
 
-
-def test_content_hash_is_independent_of_gzip_settings(tmp_path: Path) -> None:
-    payload = bytes(range(256)) * 10
-    a = tmp_path / "a.gz"
-    b = tmp_path / "b.gz"
-    a.write_bytes(gzip.compress(payload, compresslevel=1, mtime=1))
-    b.write_bytes(gzip.compress(payload, compresslevel=9, mtime=2))
-    assert a.read_bytes() != b.read_bytes()
-    assert content_sha256(a) == content_sha256(b) == hashlib.sha256(payload).hexdigest()

@@ -11,13 +11,13 @@ import gzip
 import math
 import os
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
 from fedlib.data.errors import IDXFormatError
+from fedlib.paths import atomic_path
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -107,12 +107,6 @@ def write_idx(path: str | os.PathLike[str], array: np.ndarray, compresslevel: in
     )
     if path.name.endswith(".gz"):
         payload = gzip.compress(payload, compresslevel=compresslevel, mtime=0)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(payload)
     return path
