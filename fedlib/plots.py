@@ -60,3 +60,54 @@ def excess_risk_panels(
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def loss_curve_panels(
+    runs: pd.DataFrame,
+    panels: Sequence[tuple[str, pd.DataFrame]],
+    label: str = "label",
+    value: str = "train_loss",
+    ylabel: str = "global training loss",
+    log_y: bool = False,
+) -> plt.Figure:
+    """Loss vs round, one panel per (title, runs) pair: the mean over seeds as a line and
+    the range over seeds as a band, one colour per value of the ``label`` column.
+
+    ``runs`` fixes the colours (every label that appears in any panel).
+    """
+    sns.set_theme(style="whitegrid", context="notebook")
+    labels = list(dict.fromkeys(runs[label]))
+    palette = dict(zip(labels, sns.color_palette("tab10", n_colors=len(labels)), strict=True))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.4 * len(panels), 3.8), squeeze=False,
+                             sharey=True)
+    for ax, (title, frame) in zip(axes[0], panels, strict=True):
+        for name in [n for n in labels if n in set(frame[label])]:
+            stats = frame[frame[label] == name].groupby("round")[value].agg(["mean", "min", "max"])
+            ax.plot(stats.index, stats["mean"], color=palette[name], label=name)
+            ax.fill_between(stats.index, stats["min"], stats["max"], color=palette[name],
+                            alpha=0.2, lw=0)
+        ax.set_xlabel("round")
+        ax.set_ylabel(ylabel)
+        if log_y:
+            ax.set_yscale("log")
+        if title:
+            ax.text(0.97, 0.97, title, transform=ax.transAxes, ha="right", va="top", fontsize=10,
+                    bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+        ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def image_grid(images: Sequence, row_labels: Sequence[str], columns: int) -> plt.Figure:
+    """A grid of grey-scale images, one row per label (28x28 or flat 784 arrays)."""
+    rows = len(row_labels)
+    fig, axes = plt.subplots(rows, columns, figsize=(1.1 * columns, 1.2 * rows), squeeze=False)
+    for r, name in enumerate(row_labels):
+        for c in range(columns):
+            ax = axes[r][c]
+            ax.imshow(images[r * columns + c].reshape(28, 28), cmap="gray_r", vmin=0, vmax=1)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[r][0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
+    fig.tight_layout()
+    return fig

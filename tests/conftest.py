@@ -32,3 +32,17 @@ def mirror() -> Path:
     if not path.is_dir():
         pytest.skip(f"FEDLIB_DATA_MIRROR={value} is not a folder")
     return path
+
+
+def require_datasets(*datasets: str) -> None:
+    """Skip the calling test, saying why, unless every file of ``datasets`` can be had
+    without the network (from the mirror or the cache)."""
+    from fedlib.data import DatasetUnavailableError, dataset_files, fetch
+
+    for dataset in datasets:
+        for filename in dataset_files(dataset):
+            try:
+                fetch(dataset, filename)
+            except DatasetUnavailableError as error:
+                pytest.skip(f"dataset {dataset!r} is not available offline ({error}); "
+                            "set FEDLIB_DATA_MIRROR to a mirror folder")

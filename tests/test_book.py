@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import require_datasets
+from test_notebooks import DATASETS
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.executable).parent.parent
@@ -17,6 +19,7 @@ VENV = Path(sys.executable).parent.parent
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Copy the book source, then `make book` at the smoke tier into the copy."""
+    require_datasets(*{d for names in DATASETS.values() for d in names})
     book = tmp_path_factory.mktemp("site") / "book"
     shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
     env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
@@ -33,11 +36,12 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_book_has_every_page(built_book: Path) -> None:
     html = built_book / "_build" / "html"
-    for page in ("index", "generated/ppsgd", "generated/scorecard", "reproducing",
+    for page in ("index", "generated/ppsgd", "generated/padpfl", "generated/scorecard",
+                 "reproducing",
                  "generated/status", "references"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"
     scorecard = (html / "generated" / "scorecard.html").read_text()
-    assert "fig1a-global-plateau" in scorecard
+    assert "fig1a-global-plateau" in scorecard and "fig2-equal-worst" in scorecard
     status = (html / "generated" / "status.html").read_text()
     assert "ppsgd" in status and "smoke" in status
 
@@ -56,13 +60,25 @@ def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:
     assert not (book / "_build" / "html" / "index.html").exists()
 
 
+CHAPTER_CHECKS = [
+    ("ppsgd", "fig-ppsgd-1a", "Excess risk of PPSGD", "tab-ppsgd-claims",
+     "fig1a-global-plateau"),
+    ("padpfl", "fig-padpfl-3", "S1 with privacy", "tab-padpfl-claims", "fig2-equal-worst"),
+]
+
+
 @pytest.mark.slow
-def test_ppsgd_page_shows_figure_1a_in_a_browser(built_book: Path) -> None:
+@pytest.mark.parametrize(("chapter", "figure_id", "caption_text", "table_id", "claim_id"),
+                         CHAPTER_CHECKS, ids=[c[0] for c in CHAPTER_CHECKS])
+def test_chapter_shows_its_figure_and_claims_in_a_browser(
+    built_book: Path, chapter: str, figure_id: str, caption_text: str, table_id: str,
+    claim_id: str,
+) -> None:
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("chromium is not installed: install Debian's chromium package (.ci/run does)")
     playwright = pytest.importorskip("playwright.sync_api")
-    page_path = built_book / "_build" / "html" / "generated" / "ppsgd.html"
+    page_path = built_book / "_build" / "html" / "generated" / f"{chapter}.html"
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=chromium,
@@ -72,13 +88,12 @@ def test_ppsgd_page_shows_figure_1a_in_a_browser(built_book: Path) -> None:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(page_path.as_uri())
         page.wait_for_load_state("load")
-        figure = page.locator("#fig-ppsgd-1a")
-        assert figure.count() == 1, "Figure 1a (fig-ppsgd-1a) is not on the page"
+        figure = page.locator(f"#{figure_id}")
+        assert figure.count() == 1, f"{figure_id} is not on the {chapter} page"
         size = figure.locator("img").evaluate("img => [img.naturalWidth, img.naturalHeight]")
         assert size[0] > 400 and size[1] > 150, f"figure image did not render: {size}"
-        caption = figure.inner_text()
-        assert "Excess risk of PPSGD" in caption
-        claims = page.locator("#tab-ppsgd-claims")
-        assert claims.count() == 1 and "fig1a-global-plateau" in claims.inner_text()
-        page.screenshot(path=str(built_book / "ppsgd-page.png"), full_page=False)
+        assert caption_text in figure.inner_text()
+        claims = page.locator(f"#{table_id}")
+        assert claims.count() == 1 and claim_id in claims.inner_text()
+        page.screenshot(path=str(built_book / f"{chapter}-page.png"), full_page=False)
         browser.close()

@@ -8,11 +8,14 @@ from pathlib import Path
 import jupytext
 import papermill
 import pytest
+from conftest import require_datasets
 
 from fedlib.claims import read_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
+DATASETS = {"ppsgd": (), "padpfl": ("mnist",)}
+"""The registered datasets each notebook reads (its smoke run skips without them)."""
 
 
 def _as_ipynb(source: Path, folder: Path) -> Path:
@@ -35,9 +38,14 @@ def test_notebook_declares_the_standard_parameters(source: Path) -> None:
         assert f"\n{name} =" in f"\n{cell}", f"{source.name}: parameter {name} missing"
 
 
+def test_every_notebook_declares_its_datasets() -> None:
+    assert sorted(DATASETS) == [p.stem for p in NOTEBOOKS]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_at_smoke_tier(source: Path, tmp_path: Path) -> None:
+    require_datasets(*DATASETS[source.stem])
     executed = tmp_path / "out.ipynb"
     papermill.execute_notebook(
         str(_as_ipynb(source, tmp_path)), str(executed), cwd=str(ROOT), kernel_name="python3",
