@@ -111,3 +111,30 @@ def image_grid(images: Sequence, row_labels: Sequence[str], columns: int) -> plt
         axes[r][0].set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def error_vs_parameter(
+    panels: Sequence[tuple[str, pd.DataFrame, str]],
+    value: str = "error",
+    hue: str = "setting",
+    ylabel: str = "mean test error",
+    log_x: Sequence[bool] | None = None,
+) -> plt.Figure:
+    """One panel per (x label, frame, x column): mean of ``value`` over repeats with the
+    range over repeats as error bars, one line per value of ``hue``."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False,
+                             sharey=True)
+    for index, (ax, (xlabel, frame, column)) in enumerate(zip(axes[0], panels, strict=True)):
+        for name, part in frame.groupby(hue, sort=False):
+            stats = part.groupby(column)[value].agg(["mean", "min", "max"]).sort_index()
+            ax.errorbar(stats.index, stats["mean"],
+                        yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+                        marker="o", ms=4, capsize=3, label=str(name))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if log_x is not None and log_x[index]:
+            ax.set_xscale("log")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -34,15 +34,26 @@ def mirror() -> Path:
     return path
 
 
-def require_datasets(*datasets: str) -> None:
-    """Skip the calling test, saying why, unless every file of ``datasets`` can be had
-    without the network (from the mirror or the cache)."""
+def require_datasets(*specs: str) -> None:
+    """Skip the calling test, saying why, unless the data can be had without the network
+    (from the mirror or the cache).
+
+    A spec is a dataset name (every file needed) or ``dataset/file1|file2`` (any one of
+    the listed files suffices).
+    """
     from fedlib.data import DatasetUnavailableError, dataset_files, fetch
 
-    for dataset in datasets:
-        for filename in dataset_files(dataset):
+    for spec in specs:
+        dataset, _, listed = spec.partition("/")
+        files = listed.split("|") if listed else list(dataset_files(dataset))
+        needed = 1 if listed else len(files)
+        found, reasons = 0, []
+        for filename in files:
             try:
                 fetch(dataset, filename)
+                found += 1
             except DatasetUnavailableError as error:
-                pytest.skip(f"dataset {dataset!r} is not available offline ({error}); "
-                            "set FEDLIB_DATA_MIRROR to a mirror folder")
+                reasons.append(str(error))
+        if found < needed:
+            pytest.skip(f"dataset {spec!r} is not available offline ({'; '.join(reasons)}); "
+                        "set FEDLIB_DATA_MIRROR to a mirror folder")

@@ -36,7 +36,8 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_book_has_every_page(built_book: Path) -> None:
     html = built_book / "_build" / "html"
-    for page in ("index", "generated/ppsgd", "generated/padpfl", "generated/scorecard",
+    for page in ("index", "generated/ppsgd", "generated/padpfl", "generated/hu2020",
+                 "generated/scorecard",
                  "reproducing",
                  "generated/status", "references"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"
@@ -64,6 +65,8 @@ CHAPTER_CHECKS = [
     ("ppsgd", "fig-ppsgd-1a", "Excess risk of PPSGD", "tab-ppsgd-claims",
      "fig1a-global-plateau"),
     ("padpfl", "fig-padpfl-3", "S1 with privacy", "tab-padpfl-claims", "fig2-equal-worst"),
+    ("hu2020", "fig-hu2020-2", "Primal objective against rounds", "tab-hu2020-claims",
+     "fig4-nonprivate-rises"),
 ]
 
 

@@ -13,6 +13,18 @@ from fedlib.data.errors import (
     UnknownDatasetError,
 )
 from fedlib.data.fetch import content_sha256, fetch
+from fedlib.data.har import (
+    ACTIVITY_LABELS,
+    HAR_CHANNELS,
+    SITTING,
+    HarData,
+    SubjectTask,
+    binary_subject_tasks,
+    inertial_feature_map,
+    load_har,
+    load_har_windows,
+    normalise_rows,
+)
 from fedlib.data.idx import read_idx, write_idx
 from fedlib.data.loaders import (
     FemnistDigits,
@@ -30,27 +42,37 @@ from fedlib.data.registry import REGISTRY, RemoteFile, dataset_files, get_file, 
 from fedlib.data.synthetic import AdditiveSyntheticTask
 
 __all__ = [
+    "ACTIVITY_LABELS",
+    "HAR_CHANNELS",
     "REGISTRY",
+    "SITTING",
     "AdditiveSyntheticTask",
     "ChecksumMismatchError",
     "DatasetError",
     "DatasetUnavailableError",
     "FemnistDigits",
+    "HarData",
     "IDXFormatError",
     "RemoteFile",
+    "SubjectTask",
     "UnknownDatasetError",
+    "binary_subject_tasks",
     "content_sha256",
     "dataset_files",
     "dirichlet_partition",
     "fetch",
     "get_file",
     "iid_partition",
+    "inertial_feature_map",
     "label_shard_partition",
     "list_datasets",
     "load_fashion_mnist",
     "load_femnist_digits",
+    "load_har",
+    "load_har_windows",
     "load_mnist",
     "natural_partition",
+    "normalise_rows",
     "read_idx",
     "write_idx",
 ]
