@@ -138,3 +138,12 @@ def error_vs_parameter(
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def glue_figure(name: str, figure: plt.Figure) -> None:
+    """Hand a figure to the book (for a ``{glue:figure}`` directive) and close it, so that
+    the notebook does not also show it inline."""
+    from myst_nb import glue
+
+    glue(name, figure, display=False)
+    plt.close(figure)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 import fedlib
 from fedlib import paths

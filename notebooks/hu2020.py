@@ -57,7 +57,7 @@ from fedlib.claims import write_claims
 from fedlib.data.har import gravity_level, load_har_windows
 from fedlib.experiments import hu2020_har as hu
 from fedlib.experiments.tiers import check_scale, check_seed
-from fedlib.plots import error_vs_parameter, loss_curve_panels
+from fedlib.plots import error_vs_parameter, glue_figure, loss_curve_panels
 
 check_scale(scale)
 check_seed(seed)
@@ -86,9 +86,9 @@ started = time.perf_counter()
 # are split 75/25 at random (seeded).
 
 # %%
+source, train, test = hu.har_tasks(features, seed)
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore", RuntimeWarning)
-    source, train, test = hu.har_tasks(features, seed)
+    warnings.filterwarnings("ignore", message="the total_acc channels")  # stated below
     windows = load_har_windows()[0] if source == "inertial-map" else None
 n_train = np.array([len(y) for _, y in train])
 display(pd.DataFrame({
@@ -143,15 +143,15 @@ curves = runs[runs["figure"].str.startswith("fig2")].assign(
     label=lambda f: setting(f), seed=lambda f: f["repeat"])
 panels = [(f"({p}) tau={t:g}, P_drop={d:g}", curves[curves["figure"] == "fig2" + p])
           for p, (t, d) in hu.FIG2_SETTINGS.items()]
-glue("hu2020_fig2", loss_curve_panels(curves, panels, value="primal",
-                                      ylabel="primal objective", log_y=True), display=False)
-glue("hu2020_fig34", error_vs_parameter([
+glue_figure("hu2020_fig2", loss_curve_panels(curves, panels, value="primal",
+                                             ylabel="primal objective", log_y=True))
+glue_figure("hu2020_fig34", error_vs_parameter([
     ("device variability tau", last[last["figure"] == "fig3"].assign(setting=setting), "tau"),
     ("drop probability P_drop", fig4.assign(setting=setting), "p_drop"),
-], log_x=[False, False]), display=False)
-glue("hu2020_fig5", error_vs_parameter([
+], log_x=[False, False]))
+glue_figure("hu2020_fig5", error_vs_parameter([
     ("epsilon", fig5.assign(setting=f"private, tau=1, P_drop={best_drop:g}"), "epsilon"),
-], log_x=[True]), display=False)
+], log_x=[True]))
 
 # %% [markdown]
 # ## Figure 2: convergence

@@ -70,7 +70,7 @@ from fedlib.claims import write_claims
 from fedlib.data.corruption import salt_and_pepper
 from fedlib.experiments import padpfl_scenarios as pad
 from fedlib.experiments.tiers import check_scale, check_seed
-from fedlib.plots import image_grid, loss_curve_panels
+from fedlib.plots import glue_figure, image_grid, loss_curve_panels
 
 check_scale(scale)
 check_seed(seed)
@@ -153,7 +153,7 @@ densities = [0.0, 0.05, 0.2, 0.5]
 rows = [salt_and_pepper(sample, d, np.random.default_rng(1)) for d in densities]
 figure = image_grid(np.concatenate(rows), [f"{pad.DENSITY_NAMES[d]} ({d:g})" for d in densities],
                     columns=8)
-glue("padpfl_corruption", figure, display=False)
+glue_figure("padpfl_corruption", figure)
 
 # %% [markdown]
 # ```{glue:figure} padpfl_corruption
@@ -205,13 +205,11 @@ def private(scenario: str, exposures: int) -> pd.DataFrame:
 def show(scenario: str) -> None:
     spec = pad.SCENARIOS[scenario]
     frame = nonprivate(scenario)
-    glue(f"padpfl_fig{spec.figure_nonprivate}", loss_curve_panels(frame, [("", frame)]),
-         display=False)
+    glue_figure(f"padpfl_fig{spec.figure_nonprivate}", loss_curve_panels(frame, [("", frame)]))
     both = runs[(runs["scenario"] == scenario) & runs["epsilon"].notna()]
     panels = [(f"R = T = {big}", private(scenario, big)),
               (f"R = {small}", private(scenario, small))]
-    glue(f"padpfl_fig{spec.figure_private}", loss_curve_panels(both, panels, log_y=True),
-         display=False)
+    glue_figure(f"padpfl_fig{spec.figure_private}", loss_curve_panels(both, panels, log_y=True))
 
 
 for name in pad.SCENARIOS:

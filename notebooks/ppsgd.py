@@ -50,7 +50,7 @@ from fedlib.claims import write_claims
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.experiments import ppsgd_synthetic as fig1a
 from fedlib.experiments.tiers import check_device, check_scale, check_seed
-from fedlib.plots import excess_risk_panels
+from fedlib.plots import excess_risk_panels, glue_figure
 from fedlib.privacy import epsilon
 
 check_scale(scale)
@@ -100,7 +100,7 @@ runs = fig1a.run_figure1a(
 curves = fig1a.best_over_steps(runs)
 at_paper_clip = curves[curves["clip"] == fig1a.FIGURE_CLIP]
 figure = excess_risk_panels(at_paper_clip, fig1a.FIGURE_ALPHA_Q)
-glue("ppsgd_fig1a", figure, display=False)
+glue_figure("ppsgd_fig1a", figure)
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1a
@@ -167,7 +167,7 @@ display(pd.DataFrame({
 # %%
 figure_loose = excess_risk_panels(curves[curves["clip"] == max(grid.clips)],
                                   fig1a.FIGURE_ALPHA_Q)
-glue("ppsgd_fig1a_loose_clip", figure_loose, display=False)
+glue_figure("ppsgd_fig1a_loose_clip", figure_loose)
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1a_loose_clip

@@ -43,6 +43,10 @@ def test_book_has_every_page(built_book: Path) -> None:
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"
     scorecard = (html / "generated" / "scorecard.html").read_text()
     assert "fig1a-global-plateau" in scorecard and "fig2-equal-worst" in scorecard
+    for page in (html / "generated").glob("*.html"):
+        text = page.read_text()
+        assert str(ROOT) not in text and "Warning:" not in text, (
+            f"{page.name} shows a machine path or a warning from the notebook's execution")
     status = (html / "generated" / "status.html").read_text()
     assert "ppsgd" in status and "smoke" in status
 
