@@ -23,7 +23,11 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import pooch
+with warnings.catch_warnings():
+    # pooch imports tqdm.auto, which warns inside Jupyter when ipywidgets is absent;
+    # fedlib never shows pooch's progress bars.
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    import pooch
 
 from fedlib.data.errors import ChecksumMismatchError, DatasetUnavailableError
 from fedlib.data.registry import RemoteFile, get_file
