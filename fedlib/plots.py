@@ -147,3 +147,16 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
 
     glue(name, figure, display=False)
     plt.close(figure)
+
+
+def glue_claims_table(name: str, claims: Sequence) -> pd.DataFrame:
+    """Hand a paper's evaluated claims to the book as a table (for ``{glue:figure}``)."""
+    from myst_nb import glue
+
+    table = pd.DataFrame([
+        {"claim": c.claim_id, "verdict": c.status, "statement": c.text, "measured": c.evidence,
+         "paper": c.paper_value}
+        for c in claims
+    ])
+    glue(name, table.style.hide(axis="index"), display=False)
+    return table

@@ -51,20 +51,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
-from myst_nb import glue
 
 from fedlib.claims import write_claims
 from fedlib.data.har import gravity_level, load_har_windows
 from fedlib.experiments import hu2020_har as hu
-from fedlib.experiments.tiers import check_scale, check_seed
-from fedlib.plots import error_vs_parameter, glue_figure, loss_curve_panels
+from fedlib.experiments.tiers import check_scale, check_seed, check_workers
+from fedlib.plots import error_vs_parameter, glue_claims_table, glue_figure, loss_curve_panels
 
 check_scale(scale)
 check_seed(seed)
 if device != "cpu":
     raise ValueError(f"device={device!r}: this solver runs on the CPU; use device='cpu'")
-if not isinstance(workers, int) or workers < 0:
-    raise ValueError(f"workers={workers!r} must be an integer >= 0 (0 = all cores)")
+check_workers(workers)
 if features not in ("auto", "uci-561", "inertial-map"):
     raise ValueError(f"features={features!r}: use 'auto', 'uci-561' or 'inertial-map'")
 setup = hu.tier(scale)
@@ -187,11 +185,7 @@ glue_figure("hu2020_fig5", error_vs_parameter([
 claims = hu.evaluate_claims(runs, fig5, scale)
 Path(claims_dir).mkdir(parents=True, exist_ok=True)
 write_claims(Path(claims_dir) / "hu2020.json", claims)
-table = pd.DataFrame(
-    [{"claim": c.claim_id, "verdict": c.status, "statement": c.text, "measured": c.evidence,
-      "paper": c.paper_value} for c in claims]
-)
-glue("hu2020_claims_table", table.style.hide(axis="index"), display=False)
+glue_claims_table("hu2020_claims_table", claims)
 display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 
 # %% [markdown]

@@ -64,20 +64,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
-from myst_nb import glue
 
 from fedlib.claims import write_claims
 from fedlib.data.corruption import salt_and_pepper
 from fedlib.experiments import padpfl_scenarios as pad
-from fedlib.experiments.tiers import check_scale, check_seed
-from fedlib.plots import glue_figure, image_grid, loss_curve_panels
+from fedlib.experiments.tiers import check_scale, check_seed, check_workers
+from fedlib.plots import glue_claims_table, glue_figure, image_grid, loss_curve_panels
 
 check_scale(scale)
 check_seed(seed)
 if device != "cpu":
     raise ValueError(f"device={device!r}: the PADPFL engine runs on the CPU; use device='cpu'")
-if not isinstance(workers, int) or workers < 0:
-    raise ValueError(f"workers={workers!r} must be an integer >= 0 (0 = all cores)")
+check_workers(workers)
 for _name, _value in {"hidden": hidden, "small_r": small_r}.items():
     if isinstance(_value, bool) or not isinstance(_value, int) or _value < 0:
         raise ValueError(f"{_name}={_value!r} must be an integer >= 0 (0 keeps the tier's value)")
@@ -304,11 +302,7 @@ display(summary)
 claims = pad.evaluate_claims(runs, setup, scale)
 Path(claims_dir).mkdir(parents=True, exist_ok=True)
 write_claims(Path(claims_dir) / "padpfl.json", claims)
-table = pd.DataFrame(
-    [{"claim": c.claim_id, "verdict": c.status, "statement": c.text, "measured": c.evidence}
-     for c in claims]
-)
-glue("padpfl_claims_table", table.style.hide(axis="index"), display=False)
+glue_claims_table("padpfl_claims_table", claims)
 display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 
 # %% [markdown]

@@ -44,20 +44,18 @@ from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown, display
-from myst_nb import glue
 
 from fedlib.claims import write_claims
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.experiments import ppsgd_synthetic as fig1a
-from fedlib.experiments.tiers import check_device, check_scale, check_seed
-from fedlib.plots import excess_risk_panels, glue_figure
+from fedlib.experiments.tiers import check_device, check_scale, check_seed, check_workers
+from fedlib.plots import excess_risk_panels, glue_claims_table, glue_figure
 from fedlib.privacy import epsilon
 
 check_scale(scale)
 check_seed(seed)
 check_device(device)
-if not isinstance(workers, int) or workers < 0:
-    raise ValueError(f"workers={workers!r} must be an integer >= 0 (0 = all cores)")
+check_workers(workers)
 started = time.perf_counter()
 
 # %% [markdown]
@@ -119,11 +117,7 @@ glue_figure("ppsgd_fig1a", figure)
 claims = fig1a.evaluate_figure1a_claims(curves, scale)
 Path(claims_dir).mkdir(parents=True, exist_ok=True)
 write_claims(Path(claims_dir) / "ppsgd.json", claims)
-table = pd.DataFrame(
-    [{"claim": c.claim_id, "verdict": c.status, "statement": c.text, "measured": c.evidence,
-      "paper": c.paper_value} for c in claims]
-)
-glue("ppsgd_claims_table", table.style.hide(axis="index"), display=False)
+glue_claims_table("ppsgd_claims_table", claims)
 display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}" for c in claims)))
 
 # %% [markdown]

@@ -67,3 +67,12 @@ def test_learning_reduces_the_excess_risk() -> None:
 def test_notebook_parameter_checks_name_the_problem(check, value, message) -> None:
     with pytest.raises(ValueError, match=message):
         check(value)
+
+
+@pytest.mark.parametrize("workers", [-1, 1.5, True, "2"])
+def test_bad_worker_counts_are_rejected(workers) -> None:
+    from fedlib.experiments.tiers import check_workers
+
+    with pytest.raises(ValueError, match="workers"):
+        check_workers(workers)
+    assert check_workers(0) == 0 and check_workers(3) == 3

@@ -37,3 +37,10 @@ def check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed={seed!r} must be a non-negative integer")
     return seed
+
+
+def check_workers(workers: int) -> int:
+    """Return ``workers`` (local sweep processes, 0 = all cores) if valid, else raise."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers={workers!r} must be an integer >= 0 (0 = all cores)")
+    return workers
