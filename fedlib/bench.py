@@ -2,19 +2,29 @@
 
 ``python -m fedlib.bench`` (or ``make bench``) prints a readable report and one
 machine-readable line per workload: ``ratio <workload> <what>/<baseline> <x>``.
+
+Workloads (``--only`` picks some):
+
+* ``ppsgd-grid``: the vectorized PPSGD grid against its configurations one by one;
+* ``dpsgd-logr``, ``dpsgd-cnn``: local DP-SGD of 40 federated clients (PFA's
+  client update, MNIST-shaped random data) with :func:`fedlib.dpsgd.local_dpsgd`
+  against the per-client Opacus loop and the per-client plain-torch loop of
+  :mod:`fedlib.dpsgd_reference`: examples per second (timed in turns in one
+  process) and peak resident memory (one run per variant in a fresh process).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import resource
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 
 import torch
-
-from fedlib.data.synthetic import AdditiveSyntheticTask
-from fedlib.experiments import ppsgd_synthetic
-from fedlib.ppsgd import PPSGDConfig, run_synthetic
 
 
 def _best_time(fn: Callable[[], object], repeats: int) -> float:
@@ -29,6 +39,11 @@ def _best_time(fn: Callable[[], object], repeats: int) -> float:
 def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     """Runs per minute on the quick-tier Figure 1a grid (one noise level): all
     configurations in one vectorized pass vs the same configurations one by one."""
+    # Imported here: the DP-SGD worker processes start faster without them.
+    from fedlib.data.synthetic import AdditiveSyntheticTask
+    from fedlib.experiments import ppsgd_synthetic
+    from fedlib.ppsgd import PPSGDConfig, run_synthetic
+
     grid = ppsgd_synthetic.grid("quick")
     task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim)
     configs = [
@@ -55,13 +70,193 @@ def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     return ratio
 
 
+DPSGD_MODELS = ("logr", "cnn")
+DPSGD_VARIANTS = ("engine", "opacus-loop", "plain-loop")
+_DPSGD_LR, _DPSGD_CLIP = 0.05, 1.0
+
+
+def _dpsgd_problem(model_name: str, clients: int, steps: int, batch: int, examples: int):
+    """Model, data, batches and noise multipliers of a DP-SGD workload (seeded)."""
+    from fedlib.dpsgd import draw_batches
+    from fedlib.models import LogisticRegression, PfaCNN
+
+    torch.manual_seed(0)
+    model = {"logr": LogisticRegression, "cnn": PfaCNN}[model_name]()
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn((clients, examples, 1, 28, 28), generator=gen)
+    y = torch.randint(0, 10, (clients, examples), generator=gen)
+    batches = draw_batches(clients, examples, steps, batch, gen)
+    noise_multipliers = torch.linspace(0.5, 5.0, clients)  # heterogeneous budgets
+    return model, x, y, batches, noise_multipliers
+
+
+def _dpsgd_runner(variant: str, problem, n_clients: int) -> Callable[[], object]:
+    """One run of a variant on the first ``n_clients`` clients of ``problem``."""
+    from fedlib.dpsgd import local_dpsgd
+    from fedlib.dpsgd_reference import opacus_local_dpsgd, plain_local_dpsgd
+
+    model, x, y, batches, nm = problem
+    data = (x[:n_clients], y[:n_clients], batches[:n_clients])
+    gen = torch.Generator().manual_seed(2)
+    if variant in ("engine", "engine, no prefetch"):
+        prefetch = variant == "engine"
+        return lambda: local_dpsgd(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients],
+                                   gen, prefetch=prefetch)
+    loop = {"opacus-loop": opacus_local_dpsgd, "plain-loop": plain_local_dpsgd}[variant]
+    return lambda: loop(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients], gen)
+
+
+def _status_mb(field: str) -> float | None:
+    """A memory line of /proc/self/status (Linux) in MiB, or None."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0  # kB
+    except OSError:
+        pass
+    return None
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident memory of this process in MiB."""
+    peak = _status_mb("VmHWM")
+    if peak is not None:
+        return peak
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def dpsgd_memory_worker(spec: dict) -> dict:
+    """Peak memory of one run of one DP-SGD variant, measured in this (fresh) process.
+
+    ``spec``: model, variant, clients, steps, batch, examples, run_clients,
+    threads. Returns the resident memory before the run and the peak (MiB).
+    """
+    if spec["threads"] > 0:
+        torch.set_num_threads(spec["threads"])
+    problem = _dpsgd_problem(
+        spec["model"], spec["clients"], spec["steps"], spec["batch"], spec["examples"])
+    run = _dpsgd_runner(spec["variant"], problem, spec["run_clients"])
+    if spec["variant"] == "opacus-loop":
+        import opacus  # noqa: F401  (importing it is not part of the run)
+    before = _status_mb("VmRSS")
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # restart the peak (VmHWM) from the current resident size
+    if before is None:
+        before = _peak_rss_mb()
+    run()
+    return {"before_mb": before, "peak_mb": _peak_rss_mb()}
+
+
+def _memory_in_fresh_process(spec: dict) -> dict:
+    """Run :func:`dpsgd_memory_worker` in a new Python process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fedlib.bench", "--dpsgd-memory-worker", json.dumps(spec)],
+        capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"DP-SGD memory worker {spec['variant']} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples: int,
+                repeats: int, loop_clients: int, threads: int) -> dict[str, float]:
+    """Examples per second and peak memory of local DP-SGD: engine vs per-client loops.
+
+    Timings: all variants in this process, one run of each in turn per round
+    (the load of a shared machine then hits them alike), best of ``repeats``
+    rounds after a warm-up. Memory: one run of each variant in a fresh process.
+    The per-client loops run on ``loop_clients`` clients only (their cost is
+    linear in the number of clients); the engine on all of them at once.
+    """
+    loop_clients = min(loop_clients, clients)
+    counts = {"engine": clients, "engine, no prefetch": clients,
+              "opacus-loop": loop_clients, "plain-loop": loop_clients}
+    spec = {"model": model_name, "clients": clients, "steps": steps, "batch": batch,
+            "examples": examples, "threads": threads}
+    memory = {v: _memory_in_fresh_process({**spec, "variant": v, "run_clients": counts[v]})
+              for v in DPSGD_VARIANTS}
+
+    saved_threads = torch.get_num_threads()
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        problem = _dpsgd_problem(model_name, clients, steps, batch, examples)
+        runs = {v: _dpsgd_runner(v, problem, n) for v, n in counts.items()}
+        _dpsgd_runner("opacus-loop", problem, 1)()  # first-use costs of each path
+        _dpsgd_runner("plain-loop", problem, 1)()
+        runs["engine"]()
+        times: dict[str, float] = dict.fromkeys(runs, float("inf"))
+        for _ in range(repeats):
+            for variant, run in runs.items():
+                times[variant] = min(times[variant], _best_time(run, 1))
+        used_threads = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(saved_threads)
+
+    name = f"dpsgd-{model_name}"
+    print(f"{name}: M={clients} clients, tau={steps} local steps, batch {batch}, "
+          f"{examples} examples/client (1x28x28, 10 classes), float32, "
+          f"torch threads {used_threads}")
+    print(f"  best of {repeats} interleaved rounds; loops timed on {loop_clients} of the "
+          f"{clients} clients (their cost is linear in clients)")
+    print(f"  {'variant':<21}{'clients':>8}{'s/run':>8}{'examples/s':>12}"
+          f"{'peak RSS':>11}{'before':>10}{'run adds':>11}")
+    rates = {}
+    for variant, seconds in times.items():
+        rates[variant] = counts[variant] * steps * batch / seconds
+        line = f"  {variant:<21}{counts[variant]:>8}{seconds:>8.3f}{rates[variant]:>12.0f}"
+        if variant in memory:
+            mem = memory[variant]
+            line += (f"{mem['peak_mb']:>8.0f} MB{mem['before_mb']:>7.0f} MB"
+                     f"{mem['peak_mb'] - mem['before_mb']:>8.0f} MB")
+        print(line)
+    print("  (memory: resident set of a fresh process doing one run, Python, torch and the "
+          f"{clients * examples * 784 * 4 / 2**20:.0f} MB of data included, 'before' and "
+          "'peak' during the run; the engine prepares the next step on one helper thread, "
+          "'no prefetch' runs without it)")
+    ratios = {}
+    for baseline in ("opacus-loop", "plain-loop"):
+        ratios[baseline] = rates["engine"] / rates[baseline]
+        print(f"ratio {name} engine/{baseline} {ratios[baseline]:.2f}")
+    return ratios
+
+
+WORKLOADS = ("ppsgd-grid", *(f"dpsgd-{m}" for m in DPSGD_MODELS))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS),
+                        help="run only these workloads")
     parser.add_argument("--iterations", type=int, default=30,
-                        help="iterations per run (the ratio does not depend on it)")
-    parser.add_argument("--repeats", type=int, default=2, help="best of this many timings")
+                        help="ppsgd-grid: iterations per run (the ratio does not depend on it)")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="ppsgd-grid: best of this many timings")
+    parser.add_argument("--clients", type=int, default=40, help="dpsgd: M clients")
+    parser.add_argument("--steps", type=int, default=20, help="dpsgd: tau local steps")
+    parser.add_argument("--batch", type=int, default=8, help="dpsgd: batch size B")
+    parser.add_argument("--examples", type=int, default=1200, help="dpsgd: examples per client")
+    parser.add_argument("--loop-clients", type=int, default=5,
+                        help="dpsgd: clients the per-client loops are timed on")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="dpsgd: torch intra-op threads of every variant "
+                        "(0: torch's default, as the process starts)")
+    parser.add_argument("--dpsgd-repeats", type=int, default=3,
+                        help="dpsgd: best of this many interleaved rounds")
+    parser.add_argument("--dpsgd-memory-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    bench_ppsgd_grid(args.iterations, args.repeats)
+    if args.dpsgd_memory_worker:
+        print(json.dumps(dpsgd_memory_worker(json.loads(args.dpsgd_memory_worker))))
+        return 0
+    for workload in WORKLOADS:
+        if workload not in args.only:
+            continue
+        if workload == "ppsgd-grid":
+            bench_ppsgd_grid(args.iterations, args.repeats)
+        else:
+            bench_dpsgd(workload.removeprefix("dpsgd-"), args.clients, args.steps, args.batch,
+                        args.examples, args.dpsgd_repeats, args.loop_clients, args.threads)
     return 0
 
 
