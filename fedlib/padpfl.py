@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fedlib.privacy.calibration import IMPACT_FACTOR_SUM_TOLERANCE
+from fedlib.privacy.calibration import check_impact_factors
 
 
 @dataclass(frozen=True)
@@ -200,23 +200,17 @@ def evaluate(
     return (loss / len(y)).numpy(), (correct / len(y)).numpy()
 
 
-def check_impact_schedule(impact: np.ndarray, rounds: int, n_clients: int) -> np.ndarray:
-    """Validate impact factors of shape (G, rounds, N): non-negative, each round sums to 1."""
+def check_impact_schedule(impact: np.ndarray, n_clients: int) -> np.ndarray:
+    """Validate impact factors of shape (runs, rounds, N): every round of every run is a
+    probability vector over the N clients (:func:`fedlib.privacy.check_impact_factors`)."""
     impact = np.asarray(impact, dtype=np.float64)
-    if impact.ndim != 3 or impact.shape[1:] != (rounds, n_clients):
+    if impact.ndim != 3 or impact.shape[2] != n_clients:
         raise ValueError(
-            f"impact factors must have shape (runs, rounds={rounds}, clients={n_clients}), "
+            f"impact factors must have shape (runs, rounds, clients={n_clients}), "
             f"got {impact.shape}"
         )
-    if not np.all(np.isfinite(impact)) or impact.min() < 0:
-        raise ValueError("impact factors must be finite and non-negative")
-    sums = impact.sum(axis=2)
-    worst = float(np.abs(sums - 1.0).max())
-    if worst > IMPACT_FACTOR_SUM_TOLERANCE:
-        raise ValueError(
-            f"impact factors must sum to 1 over the clients in every round; the largest "
-            f"deviation is {worst:.3g}"
-        )
+    for g, t in np.ndindex(*impact.shape[:2]):
+        check_impact_factors(impact[g, t], name=f"impact[{g}, {t}]")
     return impact
 
 
@@ -300,13 +294,8 @@ def run_padpfl(
     counts = mask.sum(dim=1)
     if int(counts.min()) < 1:
         raise ValueError("every client needs at least one example")
-    impact = np.asarray(impact, dtype=np.float64)
-    if impact.ndim != 3:
-        raise ValueError(
-            f"impact factors must have shape (runs, rounds, clients), got {impact.shape}"
-        )
+    impact = check_impact_schedule(impact, n)
     runs, rounds = impact.shape[:2]
-    impact = check_impact_schedule(impact, rounds, n)
     client_sigma = np.asarray(client_sigma, dtype=np.float64)
     server_sigma = np.asarray(server_sigma, dtype=np.float64)
     if client_sigma.shape != (runs,) or server_sigma.shape != (runs, rounds):

@@ -45,7 +45,6 @@ features = "auto"  # auto | uci-561 | inertial-map (auto: the official features 
 
 # %%
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +52,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from fedlib.claims import write_claims
-from fedlib.data.har import gravity_level, load_har_windows
 from fedlib.experiments import hu2020_har as hu
 from fedlib.experiments.tiers import check_scale, check_seed, check_workers
 from fedlib.plots import error_vs_parameter, glue_claims_table, glue_figure, loss_curve_panels
@@ -85,9 +83,6 @@ started = time.perf_counter()
 
 # %%
 source, train, test = hu.har_tasks(features, seed)
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="the total_acc channels")  # stated below
-    windows = load_har_windows()[0] if source == "inertial-map" else None
 n_train = np.array([len(y) for _, y in train])
 display(pd.DataFrame({
     "feature source": [source],
@@ -96,8 +91,8 @@ display(pd.DataFrame({
     "training examples per task": [f"{n_train.min()}-{n_train.max()}"],
     "positive (sitting) share": [f"{np.mean(np.concatenate([y for _, y in train]) > 0):.3f}"],
 }).T.rename(columns={0: ""}))
-if windows is not None:
-    level = gravity_level(windows)
+if source == "inertial-map":
+    level = hu.inertial_gravity_level()
     display(Markdown(
         f"**The inertial windows used here do not behave like the UCI recordings.** "
         f"Their `total_acc` channels, which include gravity and should average about "

@@ -19,6 +19,7 @@ from scipy.stats import spearmanr
 
 from fedlib.claims import Claim, verdict
 from fedlib.data import binary_subject_tasks, load_har
+from fedlib.data.har import gravity_level, load_har_windows
 from fedlib.experiments.tiers import check_scale
 from fedlib.hu2020 import Hu2020Config, run_mocha_dp, sampling_rate
 from fedlib.hu2020_model import predict_error
@@ -93,6 +94,14 @@ def har_tasks(features: str, split_seed: int) -> tuple[str, tuple[Task, ...], tu
     train = tuple((t.x_train, t.y_train) for t in tasks)
     test = tuple((t.x_test, t.y_test) for t in tasks)
     return data.feature_source, train, test
+
+
+def inertial_gravity_level() -> float:
+    """Median total-acceleration magnitude (g) of the inertial windows in use (about 1 for
+    real recordings); the loader's warning about it is stated by the chapter instead."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="the total_acc channels")
+        return gravity_level(load_har_windows()[0])
 
 
 def cv_split(train: tuple[Task, ...], folds: int, fold: int, seed: int) -> tuple[list, list]:
