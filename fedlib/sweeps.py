@@ -2,9 +2,11 @@
 
 A figure is a grid of independent runs. Each run is a JSON-able config dict;
 its key is a hash of the config together with the fedlib version and a
-fingerprint of fedlib's source, so that editing the library invalidates the
-cache. A finished run is stored as a tidy table (Parquet) written atomically,
-so an interrupted sweep loses nothing already finished and a rerun skips it.
+fingerprint of the fedlib source it depends on (the module of the sweep's
+runner and every fedlib module that module imports), so that editing that code
+invalidates those runs and nothing else. A finished run is stored as a tidy
+table (Parquet) written atomically, so an interrupted sweep loses nothing
+already finished and a rerun skips it.
 
 Runs that differ only in hyperparameters the engine can batch (for PPSGD: step
 size, personalization and noise) are grouped and executed in one vectorized
@@ -13,13 +15,14 @@ call; groups run in parallel on local processes or on a Ray cluster.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from functools import lru_cache
+from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -38,16 +41,73 @@ PRESENTATION_MODULES = frozenset({"plots.py", "claims.py", "status.py", "bench.p
 """Modules that draw, judge or report results but never compute them."""
 
 
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """SHA-256 over the source of every fedlib module that can change a result.
+def _module_file(root: Path, name: str) -> Path | None:
+    """Source file of the fedlib module ``name`` (dotted), or None if there is none."""
+    top, *parts = name.split(".")
+    if top != "fedlib":
+        return None
+    base = root.joinpath(*parts) if parts else root
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
 
-    Editing any of them invalidates every cached run; the presentation modules
-    are left out so that restyling a figure does not rerun its sweep.
+
+def _fedlib_imports(root: Path, name: str, path: Path) -> set[str]:
+    """The fedlib modules ``path`` imports (anywhere in the file, lazily or not),
+    with the packages they live in."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for target in targets:
+            if target.split(".")[0] != "fedlib":
+                continue
+            pieces = target.split(".")
+            for depth in range(1, len(pieces) + 1):
+                module = ".".join(pieces[:depth])
+                if _module_file(root, module) is not None:
+                    found.add(module)
+    return found
+
+
+@cache
+def code_fingerprint(module: str | None = None) -> str:
+    """SHA-256 over the source of the fedlib modules that can change a result.
+
+    With ``module`` (a dotted fedlib module, e.g. the one defining a sweep's
+    runner): that module and every fedlib module it imports, transitively
+    (found statically, so imports inside functions count). Without: every
+    fedlib module. Editing any of them invalidates the cached runs that depend
+    on them; the presentation modules are left out so that restyling a figure
+    does not rerun its sweep.
     """
-    digest = hashlib.sha256()
     root = Path(fedlib.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
+    if module is None or _module_file(root, module) is None:
+        files = sorted(root.rglob("*.py"))
+    else:
+        seen: set[str] = set()
+        pending = [module, "fedlib"]
+        while pending:
+            name = pending.pop()
+            path = _module_file(root, name)
+            if name in seen or path is None:
+                continue
+            seen.add(name)
+            pending.extend(_fedlib_imports(root, name, path) - seen)
+        files = sorted(path for name in seen if (path := _module_file(root, name)) is not None)
+    digest = hashlib.sha256()
+    for path in files:
         if path.relative_to(root).as_posix() in PRESENTATION_MODULES:
             continue
         digest.update(path.relative_to(root).as_posix().encode())
@@ -65,13 +125,14 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def run_key(config: Config) -> str:
-    """Stable key of a run: hash of its full config, the fedlib version and source."""
+def run_key(config: Config, module: str | None = None) -> str:
+    """Stable key of a run: hash of its full config, the fedlib version and the
+    source of the fedlib code it depends on (see :func:`code_fingerprint`)."""
     payload = json.dumps(
         {
             "config": _canonical(dict(config)),
             "fedlib": fedlib.__version__,
-            "code": code_fingerprint(),
+            "code": code_fingerprint(module),
         },
         sort_keys=True,
         allow_nan=False,
@@ -168,7 +229,8 @@ def sweep(
     """
     store = store or ResultStore(experiment)
     configs = [dict(c) for c in configs]
-    keys = [run_key(c) for c in configs]
+    module = getattr(runner, "__module__", None)
+    keys = [run_key(c, module) for c in configs]
     if len(set(keys)) != len(keys):
         raise ValueError("configs contain duplicates: every run must differ in some field")
     pending = [c for c, k in zip(configs, keys, strict=True) if not store.has(k)]
@@ -181,7 +243,7 @@ def sweep(
         if len(tables) != len(group):
             raise RuntimeError(f"runner returned {len(tables)} tables for {len(group)} configs")
         for config, table in zip(group, tables, strict=True):
-            store.save(run_key(config), table)
+            store.save(run_key(config, module), table)
         bar.update(len(group))
 
     try:

@@ -45,7 +45,7 @@ def test_run_key_depends_on_every_field_and_the_code(monkeypatch) -> None:
     assert run_key(base) != run_key({**base, "c": -math.inf})
     assert run_key(base) != run_key({**base, "d": None})
     original = run_key(base)
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda: "edited library")
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
     assert run_key(base) != original
     monkeypatch.setattr(sweeps.fedlib, "__version__", "9.9.9")
     assert run_key(base) != original
@@ -139,4 +139,34 @@ def test_fingerprint_covers_computing_modules_only(tmp_path, monkeypatch) -> Non
     assert fingerprint() == original
     (package / "engine.py").write_text("STEP = 2\n")
     assert fingerprint() != original
+    sweeps.code_fingerprint.cache_clear()
+
+
+def test_fingerprint_of_a_module_follows_its_imports_only(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "fedlib"
+    (package / "experiments").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "experiments" / "__init__.py").write_text("")
+    (package / "experiments" / "figure.py").write_text(
+        "from fedlib.engine import STEP\n\ndef run():\n    from fedlib import noise\n")
+    (package / "engine.py").write_text("import numpy\nSTEP = 1\n")
+    (package / "noise.py").write_text("SCALE = 1\n")
+    (package / "other.py").write_text("UNRELATED = 1\n")
+    monkeypatch.setattr(sweeps.fedlib, "__file__", str(package / "__init__.py"))
+
+    def fingerprint(module: str | None) -> str:
+        sweeps.code_fingerprint.cache_clear()
+        return sweeps.code_fingerprint(module)
+
+    figure = "fedlib.experiments.figure"
+    original, whole = fingerprint(figure), fingerprint(None)
+    (package / "other.py").write_text("UNRELATED = 2\n")
+    assert fingerprint(figure) == original  # not imported by the figure
+    assert fingerprint(None) != whole  # but part of the whole library
+    (package / "noise.py").write_text("SCALE = 2\n")  # imported inside a function
+    assert fingerprint(figure) != original
+    changed = fingerprint(figure)
+    (package / "engine.py").write_text("import numpy\nSTEP = 2\n")
+    assert fingerprint(figure) != changed
+    assert fingerprint("tests.somewhere") == fingerprint(None)  # outside fedlib: everything
     sweeps.code_fingerprint.cache_clear()
