@@ -194,8 +194,9 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
     ledger, public, plan = plan_participation(federation.budgets, n_examples, schedule,
                                               federation.delta, seed)
     nms = {v: variant_noise(v, ledger) for v in set(variants)}
-    gen = torch.Generator().manual_seed(seed)
-    sub_gen = torch.Generator().manual_seed(seed + 1)
+    batch_gen = torch.Generator().manual_seed(seed)
+    noise_gen = torch.Generator().manual_seed(seed + 1)
+    sub_gen = torch.Generator().manual_seed(seed + 2)
     names = [name for name, _ in model.named_parameters()]
     sizes = {name: p.numel() for name, p in model.named_parameters()}
     start = {name: p.detach().clone() for name, p in model.named_parameters()}
@@ -218,7 +219,8 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
                                "public": 0})
             continue
         n_k, n_v = len(chosen), len(variants)
-        batches = draw_batches(n_k, n_examples, schedule.local_steps, schedule.batch_size, gen)
+        batches = draw_batches(n_k, n_examples, schedule.local_steps, schedule.batch_size,
+                               batch_gen)
         # Only the examples the batches use travel to the engine.
         flat = batches.view(n_k, -1)
         xs = federation.x[torch.as_tensor(chosen)[:, None], flat]
@@ -231,7 +233,7 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
         start_all = {name: torch.cat([p[name].expand(n_k, *p[name].shape) for p in params])
                      for name in names}
         deltas = local_dpsgd(model, start_all, x_all, y_all, local.expand(n_k * n_v, -1, -1),
-                             schedule.lr, schedule.clip, nm_all, gen)
+                             schedule.lr, schedule.clip, nm_all, noise_gen)
         eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
         pub = torch.as_tensor(public[chosen])
         for v, variant in enumerate(variants):

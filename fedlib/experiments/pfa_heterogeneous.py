@@ -199,9 +199,12 @@ def run_all(scale: str, seed: int, workers: int | None = None, ray_address: str 
             progress: bool = False) -> pd.DataFrame:
     """All runs of the tier (cached, resumable), one row per run and round."""
     configs = figure_configs(scale, seed)
-    return sweep(EXPERIMENT, configs, run_setting, group_key=_setting,
+    runs = sweep(EXPERIMENT, configs, run_setting, group_key=_setting,
                  max_group_size=len(configs), workers=workers, ray_address=ray_address,
                  progress=progress)
+    settings = pd.DataFrame(configs)
+    settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
+    return runs.merge(settings, on="run_key", how="left")
 
 
 def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
