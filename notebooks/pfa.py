@@ -57,6 +57,7 @@ from IPython.display import Markdown, display
 
 from fedlib.claims import write_claims
 from fedlib.experiments import pfa_heterogeneous as pfa
+from fedlib.experiments import pfa_results
 from fedlib.experiments.tiers import check_device, check_scale, check_seed, check_workers
 from fedlib.plots import glue_claims_table, glue_figure
 
@@ -97,7 +98,7 @@ display(pd.DataFrame({
 
 # %%
 runs = pfa.run_all(scale, seed, workers=workers or None, ray_address=ray_address or None)
-final = pfa.final_accuracy(runs)
+final = pfa_results.final_accuracy(runs)
 curves = runs.dropna(subset=["accuracy"]).copy()
 curves["method"] = curves["aggregator"].map(pfa.LABELS)
 ORDER = [pfa.LABELS[a] for a in pfa.MAIN_AGGREGATORS]
@@ -142,7 +143,8 @@ fig4 = final[final["figure"] == "fig4"].copy()
 fig4["method"] = fig4["aggregator"].map(pfa.LABELS)
 figure, ax = plt.subplots(figsize=(10, 3.6))
 sns.barplot(data=fig4, x="distribution", y="accuracy", hue="method", hue_order=ORDER,
-            order=list(pfa.DISTRIBUTIONS), ax=ax, errorbar=None)
+            order=[d for d in pfa.DISTRIBUTIONS if d in set(fig4["distribution"])], ax=ax,
+            errorbar=None)
 ax.set_ylim(0, 1)
 ax.legend(fontsize=7, ncol=4)
 figure.tight_layout()
@@ -203,7 +205,7 @@ for ax, model in zip(axes, ("logr", "cnn"), strict=True):
     ax.set_title(f"mnist / {model}: cumulative uplink")
 figure.tight_layout()
 glue_figure("pfa_fig7", figure)
-paper_scale = pd.DataFrame({model: pfa.paper_uplink_megabytes(model, setup.k)
+paper_scale = pd.DataFrame({model: pfa_results.paper_uplink_megabytes(model, setup.k)
                             for model in ("logr", "cnn")}).T
 display(paper_scale.rename(columns={"full": "full updates (MB)", "pfa+": "PFA+ (MB)"}))
 
@@ -236,7 +238,7 @@ glue_figure("pfa_fig8", accuracy_panels(fig8, [("mnist", "logr"), ("mnist", "cnn
 # ## Figure 13: the spectrum of the public updates
 
 # %%
-spectra = pfa.spectrum_table(runs)
+spectra = pfa_results.spectrum_table(runs)
 figure, ax = plt.subplots(figsize=(6, 3.4))
 if spectra.empty:
     ax.text(0.5, 0.5, "no round had two public updates: no spectrum", ha="center")
@@ -267,7 +269,7 @@ glue_figure("pfa_fig13", figure)
 # ## Claims
 
 # %%
-claims = pfa.evaluate_claims(runs, scale, setup.k)
+claims = pfa_results.evaluate_claims(runs, scale, setup.k)
 Path(claims_dir).mkdir(parents=True, exist_ok=True)
 write_claims(Path(claims_dir) / "pfa.json", claims)
 glue_claims_table("pfa_claims_table", claims)
@@ -294,7 +296,7 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}" for 
 
 # %%
 example = {**pfa.figure_configs(scale, seed)[0]}
-ledger = pfa.ledger_table(example)
+ledger = pfa_results.ledger_table(example)
 display(ledger.round(3))
 smallest = float(ledger["budget"].min())
 closed_form = float(ledger["noise multiplier (authors' closed form)"].max())
@@ -303,9 +305,9 @@ display(Markdown(
     f"The smallest budget here is $\\varepsilon={smallest:.3f}$: the authors' closed form "
     f"gives it noise multiplier {closed_form:.3g} where the accountant needs "
     f"{calibrated:.3g}; "
-    f"with the closed-form noise the same client would spend "
-    f"$\\varepsilon={pfa.closed_form_epsilon(example, smallest):.3g}$ (RDP) over its planned "
-    "rounds. No client exceeds its budget; clients sampled more often than planned are "
+    "with the closed-form noise the same client would spend "
+    f"$\\varepsilon={pfa_results.closed_form_epsilon(example, smallest):.3g}$ (RDP) over its "
+    "planned rounds. No client exceeds its budget; clients sampled more often than planned are "
     "retired early."
 ))
 
