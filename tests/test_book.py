@@ -36,9 +36,8 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_book_has_every_page(built_book: Path) -> None:
     html = built_book / "_build" / "html"
-    for page in ("index", "generated/ppsgd", "generated/padpfl", "generated/hu2020",
-                 "generated/scorecard",
-                 "reproducing",
+    chapters = [f"generated/{name}" for name in DATASETS]
+    for page in ("index", *chapters, "generated/scorecard", "reproducing",
                  "generated/status", "references"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"
     scorecard = (html / "generated" / "scorecard.html").read_text()
@@ -70,6 +69,10 @@ CHAPTER_CHECKS = [
     ("ppsgd", "fig-ppsgd-1a", "Excess risk of PPSGD", "tab-ppsgd-claims",
      "fig1a-global-plateau"),
     ("padpfl", "fig-padpfl-3", "S1 with privacy", "tab-padpfl-claims", "fig2-equal-worst"),
+    ("dpditto", "fig-dpditto-5", "privacy budgets", "tab-dpditto-claims",
+     "fig2-interior-optimum"),
+    ("pfa", "fig-pfa-3", "Test accuracy of the global model", "tab-pfa-claims",
+     "fig3-ordering"),
     ("hu2020", "fig-hu2020-2", "Primal objective against rounds", "tab-hu2020-claims",
      "fig4-nonprivate-rises"),
 ]

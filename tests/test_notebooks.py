@@ -15,8 +15,10 @@ from fedlib.claims import read_claims
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 DATASETS = {
+    "dpditto": ("mnist", "fashion-mnist"),
     "hu2020": ("har/UCI HAR Dataset.zip|har-inertial.npz",),
     "padpfl": ("mnist",),
+    "pfa": ("mnist", "fashion-mnist"),
     "ppsgd": (),
 }
 """The registered datasets each notebook reads (its smoke run skips without them)."""
