@@ -284,6 +284,29 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}" for 
 # ```
 
 # %% [markdown]
+# ### Reading the verdicts
+#
+# Heterogeneous DP does break plain averaging: FedAvg and Minimum fall towards chance
+# on the CNN when 90% of the clients have $\varepsilon \approx 0.1$, and both lose most
+# as the budgets spread (Figure 4). Whether *projection* then adds anything over
+# $\varepsilon$-weighting is what the claims test, and at this scale it mostly does not:
+#
+# - WeiAvg already gives the 27 private clients of MixGauss1 about 8% of the weight
+#   ($27 \times 0.1$ against $3 \times 10$), so the noise PFA removes from their mean
+#   is a small part of the aggregate's noise;
+# - with 10% public clients ($3$ of $M=30$, at most 2 eigen-directions), the subspace
+#   PFA projects on is almost entirely made of the public clients' own noisy updates;
+#   projecting the private mean onto it discards the private clients' signal along
+#   with their noise, which is why PFA falls *below* FedAvg when every client has a
+#   similar budget (Uniform, Gauss);
+# - whether the subspace is the public one or random makes little difference at
+#   $k \le 10$ for LogR (Figure 6b): the projected private mean carries little weight
+#   either way.
+#
+# The paper's runs have more local steps ($\tau=100$), more rounds and a tuned
+# learning rate per method; these may widen the gaps, and the paper tier runs them.
+
+# %% [markdown]
 # ## Privacy: every client's ledger
 #
 # Each client's noise multiplier is calibrated once, from its own budget, so that the
