@@ -68,6 +68,8 @@ def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:
 CHAPTER_CHECKS = [
     ("ppsgd", "fig-ppsgd-1a", "Excess risk of PPSGD", "tab-ppsgd-claims",
      "fig1a-global-plateau"),
+    ("ppsgd", "fig-ppsgd-2", "Accuracy-privacy trade-off", "tab-ppsgd-claims",
+     "fig2-emnist-envelope-dominates"),
     ("padpfl", "fig-padpfl-3", "S1 with privacy", "tab-padpfl-claims", "fig2-equal-worst"),
     ("dpditto", "fig-dpditto-5", "privacy budgets", "tab-dpditto-claims",
      "fig2-interior-optimum"),
@@ -80,7 +82,7 @@ CHAPTER_CHECKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("chapter", "figure_id", "caption_text", "table_id", "claim_id"),
-                         CHAPTER_CHECKS, ids=[c[0] for c in CHAPTER_CHECKS])
+                         CHAPTER_CHECKS, ids=[f"{c[0]}-{c[1]}" for c in CHAPTER_CHECKS])
 def test_chapter_shows_its_figure_and_claims_in_a_browser(
     built_book: Path, chapter: str, figure_id: str, caption_text: str, table_id: str,
     claim_id: str,

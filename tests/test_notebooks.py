@@ -19,7 +19,7 @@ DATASETS = {
     "hu2020": ("har/UCI HAR Dataset.zip|har-inertial.npz",),
     "padpfl": ("mnist",),
     "pfa": ("mnist", "fashion-mnist"),
-    "ppsgd": (),
+    "ppsgd": ("femnist-digits",),
 }
 """The registered datasets each notebook reads (its smoke run skips without them)."""
 

@@ -155,6 +155,36 @@ _HAR_INERTIAL_SOURCE = (
 )
 
 
+_TFF_BUCKET = "https://storage.googleapis.com/tff-datasets-public/"
+_FEMNIST_TFF_ARCHIVE = "fed_emnist_digitsonly.tar.bz2"
+_FEMNIST_TFF_SHA = "55333deb8546765427c385710ca5e7301e16f4ed8b60c1dc5ae224b42bd5b14b"
+_FEMNIST_TFF_SOURCE = (
+    "TensorFlow Federated's federated EMNIST digits (tff.simulation.datasets.emnist, "
+    "only_digits=True), " + FEMNIST_TFF_URL + ". The SHA-256 is the one TFF's own "
+    "HDF5 loader pinned for this archive; the two HDF5 members it contains "
+    "(fed_emnist_digitsonly_train.h5, fed_emnist_digitsonly_test.h5) have no published "
+    "digest, so fedlib.data.femnist_tff checks their structure instead. Newer TFF releases "
+    "serve the same data as emnist_all.sqlite.lzma, which fedlib does not read"
+)
+_STACKOVERFLOW_SHA = {
+    "stackoverflow.tar.bz2": "99eca2f8b8327a09e5fc123979df2d237acbc5e52322f6d86bf523ee47b961a2",
+    "stackoverflow.word_count.tar.bz2":
+        "1dc00256d6e527c54b9756d968118378ae14e6692c0b3b6cad470cdd3f0c519c",
+    "stackoverflow.tag_count.tar.bz2":
+        "6fe281cec490d9384a290d560072438e7e2b377bbb823876ce7bd6f82696772d",
+}
+_STACKOVERFLOW_LICENSE = "CC BY-SA 3.0 (Stack Overflow content, as stated by TensorFlow Federated)"
+_STACKOVERFLOW_CITATION = (
+    "TensorFlow Federated, tff.simulation.datasets.stackoverflow (built from the Stack "
+    "Overflow data dump, https://archive.org/details/stackexchange)."
+)
+_STACKOVERFLOW_SOURCE = (
+    "TensorFlow Federated's Stack Overflow HDF5 files and word/tag counts, "
+    + _TFF_BUCKET + "; SHA-256 digests as pinned by TFF's HDF5 loader. Not in any "
+    "offline mirror."
+)
+
+
 def _mnist_like(
     dataset: str, folder: str, hashes: dict[str, str], url: str, lic: str, cite: str, src: str
 ) -> dict[str, RemoteFile]:
@@ -210,6 +240,25 @@ REGISTRY: dict[str, dict[str, RemoteFile]] = {
             _HAR_CITATION,
             _HAR_INERTIAL_SOURCE,
         ),
+    },
+    "femnist-tff": {
+        _FEMNIST_TFF_ARCHIVE: RemoteFile(
+            "femnist-tff",
+            _FEMNIST_TFF_ARCHIVE,
+            f"femnist-tff/{_FEMNIST_TFF_ARCHIVE}",
+            FEMNIST_TFF_URL,
+            _FEMNIST_TFF_SHA,
+            _FEMNIST_LICENSE,
+            _FEMNIST_CITATION,
+            _FEMNIST_TFF_SOURCE,
+        )
+    },
+    "stackoverflow-tff": {
+        name: RemoteFile(
+            "stackoverflow-tff", name, f"stackoverflow-tff/{name}", _TFF_BUCKET + name, sha,
+            _STACKOVERFLOW_LICENSE, _STACKOVERFLOW_CITATION, _STACKOVERFLOW_SOURCE,
+        )
+        for name, sha in _STACKOVERFLOW_SHA.items()
     },
 }
 """Dataset name -> file name -> :class:`RemoteFile`. Looked up at call time."""
