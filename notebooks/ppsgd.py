@@ -80,8 +80,10 @@ started = time.perf_counter()
 
 def show_claims(evaluated: list) -> None:
     """List evaluated claims with their evidence."""
-    display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}"
-                                for c in evaluated)))
+    display(Markdown("\n".join(
+        f"- **{c.status}** `{c.claim_id}`: " + c.evidence.replace("*", "\\*")
+        for c in evaluated)))
+
 
 # %% [markdown]
 # ## Setup

@@ -35,9 +35,11 @@ and ~0.1 for ``"opacus-rdp"`` at delta = 1e-5.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from numbers import Real
 
@@ -130,9 +132,24 @@ def _event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_acco
     return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
+@contextlib.contextmanager
+def _quiet_series_warnings() -> Iterator[None]:
+    """Silence ``dp_accounting``'s log line for a fractional RDP order whose series
+    does not converge: the library then drops that order, which keeps the bound
+    valid (only possibly looser), so the message is noise on every page."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def _rdp_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
     accountant = RdpAccountant()
-    accountant.compose(_event(noise_multiplier, sampling_rate, steps))
+    with _quiet_series_warnings():
+        accountant.compose(_event(noise_multiplier, sampling_rate, steps))
     return float(accountant.get_epsilon(delta))
 
 
@@ -260,7 +277,8 @@ def _per_step_rdp(
     """Orders and RDP of one step, from the accountant's own library."""
     if accountant == "rdp":
         library = RdpAccountant()
-        library.compose(_event(noise_multiplier, sampling_rate, 1))
+        with _quiet_series_warnings():
+            library.compose(_event(noise_multiplier, sampling_rate, 1))
         return library.orders, library.rdp
     from opacus.accountants.analysis import rdp as opacus_rdp
 
@@ -280,7 +298,9 @@ def _rdp_curve(
     out = np.empty(len(counts), dtype=float)
     for start in range(0, len(counts), _CURVE_CHUNK):
         block = counts[start : start + _CURVE_CHUNK]
-        out[start : start + len(block)] = convert(orders, block[:, None] * per_step[None, :], delta)
+        # An order the library dropped has infinite RDP; after 0 steps every order is 0.
+        rdp = np.where(block[:, None] == 0, 0.0, block[:, None] * per_step[None, :])
+        out[start : start + len(block)] = convert(orders, rdp, delta)
     return out
 
 
