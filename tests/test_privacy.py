@@ -399,10 +399,13 @@ def test_dropped_rdp_orders_leave_no_log_line_and_no_warning(caplog, recwarn) ->
     import logging
 
     from fedlib.privacy import epsilon_curve
+    from fedlib.privacy.accounting import _rdp_curve
 
     with caplog.at_level(logging.WARNING):
         curve = epsilon_curve(3.0, 1 / 3, 6, 1e-4)
         single = epsilon(3.0, 1 / 3, 6, 1e-4)
+        from_zero = _rdp_curve(3.0, 1 / 3, np.arange(0, 7), 1e-4, "rdp")
     assert not [r for r in caplog.records if "failed to converge" in r.getMessage()]
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     assert curve[-1] == pytest.approx(single)
+    assert from_zero[0] == 0.0 and from_zero[-1] == pytest.approx(single)

@@ -299,7 +299,8 @@ def _rdp_curve(
     for start in range(0, len(counts), _CURVE_CHUNK):
         block = counts[start : start + _CURVE_CHUNK]
         # An order the library dropped has infinite RDP; after 0 steps every order is 0.
-        rdp = np.where(block[:, None] == 0, 0.0, block[:, None] * per_step[None, :])
+        with np.errstate(invalid="ignore"):  # 0 x inf, replaced by 0 here
+            rdp = np.where(block[:, None] == 0, 0.0, block[:, None] * per_step[None, :])
         out[start : start + len(block)] = convert(orders, rdp, delta)
     return out
 
