@@ -5,6 +5,7 @@ Environment variables (see ``fedlib.paths``): ``FEDLIB_DATA_DIR`` (download cach
 ``FEDLIB_OFFLINE`` (never use the network).
 """
 
+from fedlib.data.cifar10 import Cifar10Images, load_cifar10
 from fedlib.data.errors import (
     ChecksumMismatchError,
     DatasetError,
@@ -26,6 +27,7 @@ from fedlib.data.har import (
     normalise_rows,
 )
 from fedlib.data.idx import read_idx, write_idx
+from fedlib.data.imdb import ImdbReviews, load_imdb
 from fedlib.data.loaders import (
     FemnistDigits,
     load_fashion_mnist,
@@ -47,12 +49,14 @@ __all__ = [
     "REGISTRY",
     "SITTING",
     "AdditiveSyntheticTask",
+    "Cifar10Images",
     "ChecksumMismatchError",
     "DatasetError",
     "DatasetUnavailableError",
     "FemnistDigits",
     "HarData",
     "IDXFormatError",
+    "ImdbReviews",
     "RemoteFile",
     "SubjectTask",
     "UnknownDatasetError",
@@ -66,10 +70,12 @@ __all__ = [
     "inertial_feature_map",
     "label_shard_partition",
     "list_datasets",
+    "load_cifar10",
     "load_fashion_mnist",
     "load_femnist_digits",
     "load_har",
     "load_har_windows",
+    "load_imdb",
     "load_mnist",
     "natural_partition",
     "normalise_rows",

@@ -40,8 +40,10 @@ _log = logging.getLogger(__name__)
 def content_sha256(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's content, streamed in chunks.
 
-    For a file whose name ends in ``.gz`` this is the digest of the decompressed
-    bytes, so any faithful re-compression of the same data has the same digest.
+    For a single gzip-compressed file (name ending in ``.gz`` but not ``.tar.gz``)
+    this is the digest of the decompressed bytes, so any faithful re-compression of
+    the same data has the same digest. Archives are hashed as they are, which is how
+    their publishers state their digests.
 
     Raises
     ------
@@ -50,7 +52,8 @@ def content_sha256(path: str | os.PathLike[str]) -> str:
     """
     path = Path(path)
     digest = hashlib.sha256()
-    opener = gzip.open if path.name.endswith(".gz") else open
+    single_gzip = path.name.endswith(".gz") and not path.name.endswith(".tar.gz")
+    opener = gzip.open if single_gzip else open
     with opener(path, "rb") as stream:
         while chunk := stream.read(_CHUNK):
             digest.update(chunk)

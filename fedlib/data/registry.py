@@ -1,8 +1,9 @@
 """Registry of the remote dataset files fedlib knows how to fetch and verify.
 
 Each file is described by a :class:`RemoteFile`. Hashes are SHA-256 digests of the
-file *content*: for ``.gz`` files, of the decompressed bytes, so that any faithful
-copy validates whatever gzip settings re-compressed it.
+file *content*: for single gzip-compressed files (``.gz``), of the decompressed
+bytes, so that any faithful copy validates whatever gzip settings re-compressed it;
+archives (``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.zip``) are hashed as they are.
 """
 
 from __future__ import annotations
@@ -185,6 +186,58 @@ _STACKOVERFLOW_SOURCE = (
 )
 
 
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+"""Canonical distribution of CIFAR-10 (the python version of the batches)."""
+
+CIFAR10_ARCHIVE = "cifar-10-python.tar.gz"
+CIFAR10_JPEG_ARCHIVE = "cifar10-jpeg-q75.tar"
+_CIFAR10_SHA = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
+_CIFAR10_JPEG_SHA = "1ad627445b8629ff82b88551943f1ac202800b46e74b28ce7626d12a2b8d051d"
+_CIFAR10_LICENSE = (
+    "no licence stated by the authors; the dataset page asks that users cite the "
+    "technical report below"
+)
+_CIFAR10_CITATION = (
+    "Krizhevsky, A. (2009). Learning Multiple Layers of Features from Tiny Images. "
+    "Technical report, University of Toronto."
+)
+_CIFAR10_SOURCE = (
+    "Alex Krizhevsky's CIFAR-10 page, https://www.cs.toronto.edu/~kriz/cifar.html "
+    "(CIFAR-10 python version, 170,498,071 bytes, MD5 c58f30108f718f92721af3b95e74349a)"
+)
+_CIFAR10_JPEG_SOURCE = (
+    "an offline-mirror tar of all 60,000 CIFAR-10 images re-encoded by a third party as "
+    "JPEG (quality 75, 4:2:0 chroma), {train,test}/<class>/<nnnn>.jpg, in another order "
+    "than the original batches. It is a proxy with no canonical download: results on it "
+    "are labelled 'CIFAR-10 (JPEG proxy)'. The real data is " + CIFAR10_URL
+)
+
+IMDB_URL = "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
+"""Canonical distribution of the Large Movie Review Dataset v1.0."""
+
+IMDB_ARCHIVE = "aclImdb_v1.tar.gz"
+IMDB_JSONL = {"train": "train.jsonl.gz", "test": "test.jsonl.gz"}
+_IMDB_SHA = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
+_IMDB_LICENSE = "no licence stated; the dataset's README asks that users cite the paper below"
+_IMDB_CITATION = (
+    "Maas, A. L., Daly, R. E., Pham, P. T., Huang, D., Ng, A. Y., Potts, C. (2011). "
+    "Learning Word Vectors for Sentiment Analysis. ACL 2011, 142-150."
+)
+_IMDB_SOURCE = (
+    "Large Movie Review Dataset v1.0, https://ai.stanford.edu/~amaas/data/sentiment/ "
+    "(" + IMDB_URL + ", 84,125,825 bytes)"
+)
+_IMDB_JSONL_SOURCE = (
+    "an offline-mirror copy of the exact text of the 25,000 + 25,000 labelled reviews of "
+    "aclImdb v1.0, one JSON object per line {id, label (1 = positive), rating, text}; it "
+    "has no canonical download. The canonical source is " + IMDB_URL
+)
+_IMDB_JSONL_SHA = {
+    "train.jsonl.gz": "92a462b4d74d7746cd34d004e1db72d59837847fd7a2d14e9f5616a0e81cee1b",
+    "test.jsonl.gz": "9c6706933a2933e5cb4898aeb30b3cd904daade341ceee31c6ebf7f94d902e0f",
+}
+
+
 def _mnist_like(
     dataset: str, folder: str, hashes: dict[str, str], url: str, lic: str, cite: str, src: str
 ) -> dict[str, RemoteFile]:
@@ -259,6 +312,31 @@ REGISTRY: dict[str, dict[str, RemoteFile]] = {
             _STACKOVERFLOW_LICENSE, _STACKOVERFLOW_CITATION, _STACKOVERFLOW_SOURCE,
         )
         for name, sha in _STACKOVERFLOW_SHA.items()
+    },
+    "cifar10": {
+        CIFAR10_ARCHIVE: RemoteFile(
+            "cifar10", CIFAR10_ARCHIVE, f"cifar10/{CIFAR10_ARCHIVE}", CIFAR10_URL,
+            _CIFAR10_SHA, _CIFAR10_LICENSE, _CIFAR10_CITATION, _CIFAR10_SOURCE,
+        )
+    },
+    "cifar10-jpeg": {
+        CIFAR10_JPEG_ARCHIVE: RemoteFile(
+            "cifar10-jpeg", CIFAR10_JPEG_ARCHIVE, f"cifar10-jpeg/{CIFAR10_JPEG_ARCHIVE}", None,
+            _CIFAR10_JPEG_SHA, _CIFAR10_LICENSE, _CIFAR10_CITATION, _CIFAR10_JPEG_SOURCE,
+        )
+    },
+    "imdb": {
+        IMDB_ARCHIVE: RemoteFile(
+            "imdb", IMDB_ARCHIVE, f"imdb/{IMDB_ARCHIVE}", IMDB_URL, _IMDB_SHA,
+            _IMDB_LICENSE, _IMDB_CITATION, _IMDB_SOURCE,
+        )
+    },
+    "imdb-jsonl": {
+        name: RemoteFile(
+            "imdb-jsonl", name, f"imdb/{name}", None, sha, _IMDB_LICENSE, _IMDB_CITATION,
+            _IMDB_JSONL_SOURCE,
+        )
+        for name, sha in _IMDB_JSONL_SHA.items()
     },
 }
 """Dataset name -> file name -> :class:`RemoteFile`. Looked up at call time."""

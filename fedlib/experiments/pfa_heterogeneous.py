@@ -1,9 +1,13 @@
-"""Liu et al. (2022), PFA: the runs behind Figures 3, 4, 6, 7, 8 and 13, and their claims.
+"""Liu et al. (2022), PFA: the runs behind Figures 3-8 and 13.
 
 Every figure is a set of *settings* (dataset, model, partition, budget
 distribution, clients); each setting trains all its aggregator variants
 together (:func:`fedlib.pfa_training.train_variants`), cached per variant by the
 sweep.
+
+Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb with an LSTM, M = 50) runs at the paper
+tier only. Both datasets have fewer training examples than 50 clients of 1,200:
+clients get an equal share instead (1,000 CIFAR-10 images, 500 reviews).
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.data.cifar10 import load_cifar10
+from fedlib.data.imdb import build_vocabulary, encode_reviews, load_imdb
 from fedlib.data.loaders import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
 from fedlib.experiments.tiers import check_scale
-from fedlib.models import LogisticRegression, PfaCNN
+from fedlib.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
 from fedlib.pfa_training import Federation, Schedule, Variant, train_variants
 from fedlib.privacy.ledger import sample_budgets
 from fedlib.sweeps import sweep
@@ -34,8 +40,16 @@ LABELS = {"fedavg": "FedAvg", "weiavg": "WeiAvg", "pfa": "PFA", "pfa+": "PFA+",
 DISTRIBUTIONS = ("uniform", "gauss", "pareto", "mixgauss1", "mixgauss2", "mixgauss3",
                  "mixgauss4")
 PAPER_K_GRID = (1, 2, 5, 10, 64, 128, 256)
-NORMALISATION = {"mnist": (0.1307, 0.3081), "fashion-mnist": (0.2860, 0.3530)}
-"""Pixel mean and std of each training set (after scaling to [0, 1])."""
+NORMALISATION = {"mnist": (0.1307, 0.3081), "fashion-mnist": (0.2860, 0.3530),
+                 "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))}
+"""Pixel mean and std of each training set (after scaling to [0, 1]; per channel for
+CIFAR-10)."""
+IMDB_VOCABULARY = 10_000
+IMDB_LENGTH = 200
+"""Word ids kept (the most frequent training words) and words per review (the last
+ones): inferred, the paper's appendix with the LSTM's details did not survive."""
+FIG5_CLIENTS = 50
+FIG5_SETTINGS = (("cifar10", "cnn4"), ("imdb", "lstm"))
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,9 @@ class PfaSetup:
     repeats: int = 1
     lr_logr: float = 0.3
     lr_cnn: float = 0.1
+    lr_lstm: float = 0.5
     k: int = 1
+    fig5: bool = False
 
 
 TIERS: dict[str, PfaSetup] = {
@@ -66,7 +82,8 @@ TIERS: dict[str, PfaSetup] = {
     "quick": PfaSetup(n_clients=30, rounds=30, local_steps=20, batch_size=8, n_test=2000,
                       eval_every=2, fig4_model="logr", k_grid=(1, 2, 5, 10, 64, 256)),
     "paper": PfaSetup(n_clients=30, rounds=100, local_steps=100, batch_size=8, n_test=10000,
-                      eval_every=1, fig4_model="cnn", k_grid=PAPER_K_GRID, repeats=5),
+                      eval_every=1, fig4_model="cnn", k_grid=PAPER_K_GRID, repeats=5,
+                      fig5=True),
 }
 
 
@@ -75,23 +92,54 @@ def setup(scale: str) -> PfaSetup:
     return TIERS[check_scale(scale)]
 
 
+DATASET_NAMES = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST", "imdb": "IMDb"}
+
+
+@lru_cache(maxsize=2)
+def _imdb_tokens() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    train, test = load_imdb("train"), load_imdb("test")
+    vocabulary = build_vocabulary(train.texts, IMDB_VOCABULARY)
+    return {split: (torch.as_tensor(encode_reviews(reviews.texts, vocabulary, IMDB_LENGTH),
+                                    dtype=torch.float32),
+                    torch.as_tensor(reviews.y, dtype=torch.long))
+            for split, reviews in (("train", train), ("test", test))}
+
+
 @lru_cache(maxsize=4)
-def _images(dataset: str, split: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _examples(dataset: str, split: str) -> tuple[torch.Tensor, torch.Tensor, str]:
+    """Inputs, labels and the name to show for the data (which says when CIFAR-10 is
+    the JPEG proxy). Images are standardised; reviews are rows of word ids."""
+    if dataset == "imdb":
+        return (*_imdb_tokens()[split], DATASET_NAMES[dataset])
+    if dataset == "cifar10":
+        images = load_cifar10(split)
+        mean, std = (torch.tensor(v).view(3, 1, 1) for v in NORMALISATION[dataset])
+        x = torch.as_tensor(images.x, dtype=torch.float32).permute(0, 3, 1, 2) / 255.0
+        return (x - mean) / std, torch.as_tensor(images.y, dtype=torch.long), images.name
     loader = {"mnist": load_mnist, "fashion-mnist": load_fashion_mnist}[dataset]
     x, y = loader(split)
     mean, std = NORMALISATION[dataset]
     images = (torch.as_tensor(x, dtype=torch.float32) / 255.0 - mean) / std
-    return images.unsqueeze(1), torch.as_tensor(y, dtype=torch.long)
+    return images.unsqueeze(1), torch.as_tensor(y, dtype=torch.long), DATASET_NAMES[dataset]
+
+
+def examples_per_client(n_train: int, n_clients: int) -> int:
+    """1,200 (the paper's), or an equal share of the training set when it is smaller."""
+    per_client = min(EXAMPLES_PER_CLIENT, n_train // n_clients)
+    if per_client < SHARDS_PER_CLIENT:
+        raise ValueError(f"{n_train} training examples cannot make {n_clients} clients")
+    return per_client
 
 
 def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int
                    ) -> np.ndarray:
-    """(M, 1200) training indices: IID (a random subset dealt evenly) or the paper's
-    non-IID shards (sort by label, 10 shards of 120 per client)."""
+    """(M, n) training indices, n from :func:`examples_per_client`: IID (a random subset
+    dealt evenly) or the paper's non-IID shards (sort by label, 10 shards per client)."""
     rng = np.random.default_rng(seed)
-    subset = rng.permutation(len(labels))[:n_clients * EXAMPLES_PER_CLIENT]
+    per_client = examples_per_client(len(labels), n_clients)
+    subset = rng.permutation(len(labels))[:n_clients * per_client]
     if partition == "iid":
-        return subset.reshape(n_clients, EXAMPLES_PER_CLIENT)
+        return subset.reshape(n_clients, per_client)
     if partition == "noniid":
         parts = label_shard_partition(labels[subset], n_clients, SHARDS_PER_CLIENT, rng)
         return np.stack([subset[p] for p in parts])
@@ -100,8 +148,8 @@ def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int
 
 def federation(config: dict[str, Any]) -> Federation:
     """The clients' data, test set and budgets of a setting."""
-    x, y = _images(config["dataset"], "train")
-    x_test, y_test = _images(config["dataset"], "test")
+    x, y, _ = _examples(config["dataset"], "train")
+    x_test, y_test, _ = _examples(config["dataset"], "test")
     idx = torch.as_tensor(client_indices(y.numpy(), config["n_clients"], config["partition"],
                                          config["seed"]))
     budgets = sample_budgets(config["distribution"], config["n_clients"], config["seed"])
@@ -116,10 +164,17 @@ def schedule(config: dict[str, Any]) -> Schedule:
                     eval_every=config["eval_every"])
 
 
+MODELS = {"logr": LogisticRegression, "cnn": PfaCNN, "cnn4": Cifar10CNN,
+          "lstm": lambda: ImdbLSTM(IMDB_VOCABULARY)}
+
+
 def build_model(name: str, seed: int) -> torch.nn.Module:
-    """The LogR or CNN of the paper, initialised from ``seed``."""
+    """A model of the paper (``logr``, ``cnn``; ``cnn4`` for CIFAR-10, ``lstm`` for
+    IMDb), initialised from ``seed``."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; use one of {', '.join(MODELS)}")
     torch.manual_seed(seed)
-    return {"logr": LogisticRegression, "cnn": PfaCNN}[name]()
+    return MODELS[name]()
 
 
 SETTING_FIELDS = ("figure", "dataset", "model", "partition", "distribution", "n_clients",
@@ -145,6 +200,7 @@ def run_setting(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     for variant, table in zip(variants, result.history, strict=True):
         table = table.copy()
         table["spectrum"] = ""
+        table["data"] = _examples(first["dataset"], "train")[2]
         if variant == Variant("pfa") and result.spectra:
             for r, values in zip(spectrum_rounds, result.spectra, strict=False):
                 table.loc[table["round"] == r, "spectrum"] = ",".join(f"{v:.6g}" for v in values)
@@ -169,7 +225,7 @@ def figure_configs(scale: str, seed: int) -> list[dict[str, Any]]:
 
         def base(figure: str, dataset: str, model: str, partition: str = "iid",
                  distribution: str = "mixgauss1", common=common) -> dict[str, Any]:
-            lr = s.lr_logr if model == "logr" else s.lr_cnn
+            lr = {"logr": s.lr_logr, "lstm": s.lr_lstm}.get(model, s.lr_cnn)
             return {"figure": figure, "dataset": dataset, "model": model,
                     "partition": partition, "distribution": distribution, "lr": lr, **common}
 
@@ -183,6 +239,10 @@ def figure_configs(scale: str, seed: int) -> list[dict[str, Any]]:
         fig6 = ([Variant("pfa+", k) for k in s.k_grid] + [Variant("pfa", k) for k in s.k_grid]
                 + [Variant("pfa", k, "random") for k in s.k_grid] + [Variant("weiavg")])
         configs += _configs(base("fig6", "mnist", "logr"), fig6)
+        if s.fig5:
+            for dataset, model in FIG5_SETTINGS:
+                configs += _configs({**base("fig5", dataset, model),
+                                     "n_clients": FIG5_CLIENTS}, main)
     return configs
 
 
