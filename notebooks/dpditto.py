@@ -65,7 +65,6 @@ from fedlib.claims import write_claims
 from fedlib.experiments import dpditto_tradeoff as dd
 from fedlib.experiments.tiers import check_scale, check_seed, check_workers
 from fedlib.plots import glue_claims_table, glue_figure
-from fedlib.privacy.calibration import dpditto_sigma, dpditto_sigma_alternative
 
 check_scale(scale)
 check_seed(seed)
@@ -112,14 +111,15 @@ if not_run:
 # $q=1$ (inferred from the NbAFL code the paper cites). The alternative reading,
 # linear composition of the classic Gaussian mechanism, $\sigma=cT\Delta S/\varepsilon$
 # with $c=\sqrt{2\ln(1.25/\delta)}$, adds far more noise at large $T$; the table
-# below compares the two for a client with 2,625 training examples.
+# below compares the two for a client with 2,625 training examples, and gives the
+# epsilon each really spends: a client's $T$ uploads are $T$ Gaussian mechanisms with
+# noise multiplier $\sigma/\Delta S$, accounted exactly (PLD) and with RDP.
 # ```
 
 # %%
-display(pd.DataFrame([
-    {"T": t, "epsilon": e, "sigma (used)": dpditto_sigma(setup.clip, 2625, e, dd.DELTA, t),
-     "sigma (alternative)": dpditto_sigma_alternative(setup.clip, 2625, e, dd.DELTA, t)}
-    for t in (10, 100) for e in (1.0, 10.0, 100.0)]).round(5))
+privacy = dd.privacy_table(setup.clip, 2625, (10, 100), (1.0, 10.0, 100.0))
+display(privacy.round(5))
+display(Markdown(dd.privacy_verdict(privacy)))
 
 # %% [markdown]
 # ## Figure 2: the convergence bound and the optimal number of aggregations

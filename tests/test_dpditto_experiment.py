@@ -68,3 +68,22 @@ def test_headline_gains_are_relative_improvements() -> None:
     assert amp["fairness gain %"] == pytest.approx(50.0)
     assert amp["accuracy gain %"] == pytest.approx(20.0)
     assert dd.tuned_lambda(pd.DataFrame(rows), "p", 10.0) == 0.1
+
+
+def test_privacy_table_accounts_t_uploads_as_one_gaussian():
+    """T Gaussian mechanisms with noise multiplier z compose exactly into one with
+    z / sqrt(T): the table's PLD epsilon must match that single mechanism's."""
+    from fedlib.experiments.dpditto_tradeoff import privacy_table, privacy_verdict
+    from fedlib.privacy.accounting import epsilon
+
+    table = privacy_table(10.0, 2625, (10, 100), (1.0, 10.0), delta=0.01)
+    for row in table.itertuples(index=False):
+        t, target = row[0], row[1]
+        z = math.sqrt(2 * t * math.log(1 / 0.01)) / target
+        assert row[4] == pytest.approx(z, rel=1e-12)
+        single = epsilon(z / math.sqrt(t), 1.0, 1, 0.01, "pld")
+        assert row[5] == pytest.approx(single, rel=0.02)
+    spent = table["epsilon spent, PLD (used)"]
+    assert (spent[table["target epsilon"] == 1.0] < 1.0).all()
+    assert (spent[table["target epsilon"] == 10.0] > 10.0).all()
+    assert "only up to epsilon = 1" in privacy_verdict(table)
