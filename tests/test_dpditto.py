@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from lbfgs_reference import lbfgs_minimum
 
 from fedlib.dpditto import (
     Clients,
@@ -134,21 +135,6 @@ def _objective(theta: torch.Tensor, clients: Clients, model: Model, i: int) -> t
     return loss[0]
 
 
-def _minimise(fun, x0: torch.Tensor, steps: int = 3000) -> torch.Tensor:
-    x = x0.clone().requires_grad_(True)
-    opt = torch.optim.LBFGS([x], lr=1, max_iter=steps, tolerance_grad=1e-12,
-                            tolerance_change=1e-14, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        value = fun(x)
-        value.backward()
-        return value
-
-    opt.step(closure)
-    return x.detach()
-
-
 def test_noiseless_ditto_converges_to_the_global_and_personal_optima() -> None:
     """Full-batch steps from uniform sampling with replacement are not full batch, so we
     check the personal optimum of lambda = 0.5 against L-BFGS on clients whose batch is
@@ -161,8 +147,8 @@ def test_noiseless_ditto_converges_to_the_global_and_personal_optima() -> None:
                           batch_size=30, clip=1e6), seed=0)
     # local models: their training loss approaches each client's minimal loss
     for i in range(2):
-        best = _minimise(lambda t, i=i: _objective(t, clients, model, i),
-                         torch.zeros(model.n_params, dtype=torch.float64))
+        best = lbfgs_minimum(lambda t, i=i: _objective(t, clients, model, i),
+                             torch.zeros(model.n_params, dtype=torch.float64))
         assert out.personal.train_loss[0, i] == pytest.approx(
             float(_objective(best, clients, model, i)), abs=0.02)
 

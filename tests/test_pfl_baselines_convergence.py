@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from lbfgs_reference import lbfgs_minimum
 from scipy.optimize import minimize
 
 from fedlib.dpditto import Batches, Clients, Hyper, Model, pad_clients
@@ -63,26 +64,11 @@ def _losses(clients: Clients, thetas: torch.Tensor) -> np.ndarray:
                      for i in range(N)])
 
 
-def _lbfgs(fun, x0: torch.Tensor) -> torch.Tensor:
-    x = x0.clone().requires_grad_(True)
-    opt = torch.optim.LBFGS([x], lr=1, max_iter=5000, tolerance_grad=1e-11,
-                            tolerance_change=1e-15, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        value = fun(x)
-        value.backward()
-        return value
-
-    opt.step(closure)
-    return x.detach()
-
-
 def _local_optima(clients: Clients) -> torch.Tensor:
     p = MODEL.n_params
     return torch.stack([
-        _lbfgs(lambda t, i=i: _ce(t, clients.x_train[i], clients.y_train[i]),
-               torch.zeros(p, dtype=torch.float64)) for i in range(N)])
+        lbfgs_minimum(lambda t, i=i: _ce(t, clients.x_train[i], clients.y_train[i]),
+                      torch.zeros(p, dtype=torch.float64)) for i in range(N)])
 
 
 HYPER = dict(personal_lr=0.1, personal_steps=1, batch_size=600, clip=1e9)
@@ -107,7 +93,7 @@ def test_fedamp_reaches_the_stationary_point_of_its_objective():
                 total = total + config.lam / 2 * (1 - torch.exp(-dist / config.sigma))
         return total
 
-    optimum = _lbfgs(objective, torch.zeros(N * p, dtype=torch.float64)).view(N, p)
+    optimum = lbfgs_minimum(objective, torch.zeros(N * p, dtype=torch.float64)).view(N, p)
     expected = _losses(clients, optimum)
     local = _losses(clients, _local_optima(clients))
     # The coupling matters: the reference is well away from the clients' own optima.
@@ -129,7 +115,7 @@ def test_pfedme_personal_models_reach_the_moreau_envelope_optimum():
         return sum(_ce(theta[i], clients.x_train[i], clients.y_train[i])
                    + config.lam / 2 * (theta[i] - w).square().sum() for i in range(N))
 
-    optimum = _lbfgs(objective, torch.zeros((N + 1) * p, dtype=torch.float64))
+    optimum = lbfgs_minimum(objective, torch.zeros((N + 1) * p, dtype=torch.float64))
     expected = _losses(clients, optimum[p:].view(N, p))
     local = _losses(clients, _local_optima(clients))
     assert np.abs(expected - local).max() > 0.05
