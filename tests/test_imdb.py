@@ -107,7 +107,7 @@ def test_broken_line_and_missing_data_are_clear_errors(tmp_path, monkeypatch) ->
     with pytest.raises(DatasetError, match="line 1"):
         load_imdb("test")
     monkeypatch.setenv("FEDLIB_DATA_MIRROR", str(tmp_path / "nothing"))
-    with pytest.raises(DatasetUnavailableError, match="aclImdb_v1.tar.gz"):
+    with pytest.raises(DatasetUnavailableError, match="(?s)aclImdb_v1.tar.gz.*train.jsonl.gz"):
         load_imdb("train")
     with pytest.raises(ValueError, match="unknown split"):
         load_imdb("unsup")
@@ -116,6 +116,8 @@ def test_broken_line_and_missing_data_are_clear_errors(tmp_path, monkeypatch) ->
 def test_tokenize_drops_markup_and_keeps_contractions() -> None:
     assert tokenize("I didn't like it.<br /><br />It's BAD, 10/10!") == [
         "i", "didn't", "like", "it", "it's", "bad", "10", "10"]
+    assert tokenize("Amélie, naïve_cafés; l'été 1990's") == [
+        "amélie", "naïve", "cafés", "l'été", "1990's"]
 
 
 def test_vocabulary_ranks_by_count_then_alphabet() -> None:

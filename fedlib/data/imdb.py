@@ -28,12 +28,11 @@ from fedlib.data.errors import DatasetError, DatasetUnavailableError
 from fedlib.data.fetch import fetch
 from fedlib.data.registry import IMDB_ARCHIVE, IMDB_JSONL
 
-SPLIT_SIZE = 25_000
 PAD, UNKNOWN = 0, 1
 """Word ids of padding and of words outside the vocabulary."""
 
 _MEMBER = re.compile(r"^aclImdb/(train|test)/(neg|pos)/(\d+)_(\d+)\.txt$")
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W\d_]+)?")
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,8 +97,11 @@ def load_imdb(split: str = "train") -> ImdbReviews:
     except DatasetUnavailableError as canonical:
         try:
             rows = _from_jsonl(fetch("imdb-jsonl", IMDB_JSONL[split]))
-        except DatasetUnavailableError:
-            raise canonical from None
+        except DatasetUnavailableError as text_copy:
+            raise DatasetUnavailableError(
+                f"IMDb is not available, neither the canonical archive nor a mirror's text "
+                f"copy.\n\nCanonical archive:\n{canonical}\n\nText copy:\n{text_copy}"
+            ) from None
     if not rows:
         raise DatasetError(f"no IMDb {split} reviews found")
     if {r[0] for r in rows} - {0, 1}:
@@ -111,8 +113,8 @@ def load_imdb(split: str = "train") -> ImdbReviews:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case words (letters and digits, with an apostrophe suffix such as "n't"
-    or "'s" kept); the reviews' ``<br />`` line breaks are dropped."""
+    """Lower-case words (runs of letters and digits in any script, with an apostrophe
+    suffix such as "n't" or "'s" kept); the reviews' ``<br />`` line breaks are dropped."""
     return _TOKEN.findall(text.replace("<br />", " ").lower())
 
 

@@ -23,7 +23,7 @@ import torch
 from fedlib.claims import Claim, verdict
 from fedlib.data import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
-from fedlib.dpditto import Hyper, make_model, pad_clients, run_ditto
+from fedlib.dpditto import Hyper, make_model, noise_sigmas, pad_clients, run_ditto
 from fedlib.experiments.tiers import check_scale
 from fedlib.pfl_baselines import (
     BASELINES,
@@ -172,8 +172,9 @@ def _dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name == "cifar10":
         from fedlib.data.cifar10 import load_cifar10  # paper tier only
 
-        images = load_cifar10("train")
-        x, y = np.transpose(images.x, (0, 3, 1, 2)), images.y
+        parts = [load_cifar10(split) for split in ("train", "test")]
+        x = np.transpose(np.concatenate([p.x for p in parts]), (0, 3, 1, 2))
+        y = np.concatenate([p.y for p in parts])
     else:
         loader = load_mnist if name == "mnist" else load_fashion_mnist
         parts = [loader(split) for split in ("train", "test")]
@@ -285,7 +286,6 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         eps_list = [configs[k]["epsilon"] for k in ks]
         personal = BASELINES[method](model, clients, eps_list, rounds, hyper, seed,
                                      **extra[method])
-        from fedlib.dpditto import noise_sigmas
         sig = noise_sigmas(eps_list, clients.n_train, hyper.clip, hyper.delta, rounds).numpy()
         for j, k in enumerate(ks):
             results[k] = _row(personal, j, sig[j])
@@ -396,8 +396,6 @@ def linear_bound(case: LinearCase, epsilon: float, lam: float, rounds: int) -> f
     ``V' = gamma^2 V + 2 gamma (1-gamma) kappa X + (1-gamma)^2 kappa^2 S``, with
     ``s2 = sigma(T)^2 / N`` the variance of the averaged noise per coordinate.
     """
-    from fedlib.privacy.calibration import dpditto_sigma
-
     sigma = 0.0 if math.isinf(epsilon) else dpditto_sigma(
         case.clip, case.dataset_size, epsilon, case.delta, rounds)
     s2 = sigma**2 / case.n_clients

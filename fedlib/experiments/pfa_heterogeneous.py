@@ -48,6 +48,8 @@ IMDB_VOCABULARY = 10_000
 IMDB_LENGTH = 200
 """Word ids kept (the most frequent training words) and words per review (the last
 ones): inferred, the paper's appendix with the LSTM's details did not survive."""
+TRAIN_SIZES = {"mnist": 60_000, "fashion-mnist": 60_000, "cifar10": 50_000, "imdb": 25_000}
+"""Training examples of each dataset, which cap the examples per client."""
 FIG5_CLIENTS = 50
 FIG5_SETTINGS = (("cifar10", "cnn4"), ("imdb", "lstm"))
 
@@ -129,6 +131,14 @@ def examples_per_client(n_train: int, n_clients: int) -> int:
     if per_client < SHARDS_PER_CLIENT:
         raise ValueError(f"{n_train} training examples cannot make {n_clients} clients")
     return per_client
+
+
+def setting_examples_per_client(config: dict[str, Any]) -> int:
+    """Examples per client of a setting, from its dataset's training-set size."""
+    if config["dataset"] not in TRAIN_SIZES:
+        raise ValueError(f"unknown dataset {config['dataset']!r}; use one of "
+                         f"{', '.join(TRAIN_SIZES)}")
+    return examples_per_client(TRAIN_SIZES[config["dataset"]], config["n_clients"])
 
 
 def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int
