@@ -28,10 +28,10 @@ import torch
 from torch import Tensor, nn
 
 IMAGE_SHAPE: tuple[int, int, int] = (1, 28, 28)
-"""Input shape (channels, height, width) of both models."""
+"""Input shape (channels, height, width) of the MNIST models (LogR and the 2-layer CNN)."""
 
 N_CLASSES = 10
-"""Number of classes (logits) of both models."""
+"""Number of classes (logits) of the image models."""
 
 
 class LogisticRegression(nn.Sequential):
