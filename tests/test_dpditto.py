@@ -20,6 +20,7 @@ from fedlib.dpditto import (
     run_ditto,
     sgd_step,
 )
+from fedlib.models import Cifar10CNN, n_parameters
 from fedlib.pfl_baselines import FedAlaConfig, PFedMeConfig, fedamp_weights, run_fedala, run_pfedme
 from fedlib.privacy.calibration import dpditto_sigma
 
@@ -84,6 +85,26 @@ def test_cnn_gradient_matches_torch_layers() -> None:
         logits = f.relu(z @ p[4][0] + p[5][0]) @ p[6][0] + p[7][0]
         (g,) = torch.autograd.grad(f.cross_entropy(logits, y[b]), t)
         torch.testing.assert_close(grad[b], g, atol=1e-10, rtol=0)
+
+
+def test_cnn_on_cifar_inputs_is_the_pfa_cifar10_module() -> None:
+    """The batched CNN over 3x32x32 inputs computes the same network as ``Cifar10CNN``."""
+    torch.manual_seed(2)
+    module = Cifar10CNN().double()
+    model = Model("cnn", (3, 32, 32), 10)
+    assert model.n_params == n_parameters(module)
+    convs = [layer for layer in module if isinstance(layer, torch.nn.Conv2d)]
+    dense = [layer for layer in module if isinstance(layer, torch.nn.Linear)]
+    parts = []
+    for conv in convs:
+        parts += [conv.weight.detach().reshape(-1), conv.bias.detach()]
+    for linear in dense:  # stored (in, out) here, (out, in) in torch.nn.Linear
+        parts += [linear.weight.detach().T.reshape(-1), linear.bias.detach()]
+    theta = torch.cat(parts)[None]
+    x = torch.rand(1, 4, 3, 32, 32, dtype=torch.float64)
+    with torch.no_grad():
+        expected = module(x[0])
+    torch.testing.assert_close(model.logits(theta, x)[0], expected, atol=1e-10, rtol=0)
 
 
 def test_clipping_and_sigma_follow_the_spec() -> None:
