@@ -11,6 +11,11 @@ Workloads (``--only`` picks some):
   against the per-client Opacus loop and the per-client plain-torch loop of
   :mod:`fedlib.dpsgd_reference`: examples per second (timed in turns in one
   process) and peak resident memory (one run per variant in a fresh process).
+  The engine is also timed, in a fresh process of its own, with the opposite
+  of its default choice about the helper thread that prepares the next step
+  (see :func:`fedlib.dpsgd.spare_core`): once that thread has run, every
+  parallel operation of its process is slower on a fully used CPU, so it must
+  not share a process with the other timings.
 """
 
 from __future__ import annotations
@@ -72,6 +77,9 @@ def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
 
 DPSGD_MODELS = ("logr", "cnn")
 DPSGD_VARIANTS = ("engine", "opacus-loop", "plain-loop")
+ENGINE_PREFETCH = {"engine": None, "engine, helper thread": True,
+                   "engine, no helper thread": False}
+"""The engine's variants: its default, and either choice of the prefetching helper thread."""
 _DPSGD_LR, _DPSGD_CLIP = 0.05, 1.0
 
 
@@ -98,10 +106,9 @@ def _dpsgd_runner(variant: str, problem, n_clients: int) -> Callable[[], object]
     model, x, y, batches, nm = problem
     data = (x[:n_clients], y[:n_clients], batches[:n_clients])
     gen = torch.Generator().manual_seed(2)
-    if variant in ("engine", "engine, no prefetch"):
-        prefetch = variant == "engine"
+    if variant in ENGINE_PREFETCH:
         return lambda: local_dpsgd(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients],
-                                   gen, prefetch=prefetch)
+                                   gen, prefetch=ENGINE_PREFETCH[variant])
     loop = {"opacus-loop": opacus_local_dpsgd, "plain-loop": plain_local_dpsgd}[variant]
     return lambda: loop(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients], gen)
 
@@ -130,7 +137,9 @@ def dpsgd_memory_worker(spec: dict) -> dict:
     """Peak memory of one run of one DP-SGD variant, measured in this (fresh) process.
 
     ``spec``: model, variant, clients, steps, batch, examples, run_clients,
-    threads. Returns the resident memory before the run and the peak (MiB).
+    threads and, optionally, repeats. Returns the resident memory before the
+    run and the peak (MiB); with ``repeats``, also the best time of that many
+    further runs (``seconds``).
     """
     if spec["threads"] > 0:
         torch.set_num_threads(spec["threads"])
@@ -145,7 +154,10 @@ def dpsgd_memory_worker(spec: dict) -> dict:
     if before is None:
         before = _peak_rss_mb()
     run()
-    return {"before_mb": before, "peak_mb": _peak_rss_mb()}
+    out = {"before_mb": before, "peak_mb": _peak_rss_mb()}
+    if spec.get("repeats"):
+        out["seconds"] = _best_time(run, spec["repeats"])
+    return out
 
 
 def _memory_in_fresh_process(spec: dict) -> dict:
@@ -168,20 +180,24 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     The per-client loops run on ``loop_clients`` clients only (their cost is
     linear in the number of clients); the engine on all of them at once.
     """
+    from fedlib.dpsgd import spare_core
+
     loop_clients = min(loop_clients, clients)
-    counts = {"engine": clients, "engine, no prefetch": clients,
-              "opacus-loop": loop_clients, "plain-loop": loop_clients}
+    saved_threads = torch.get_num_threads()
+    if threads > 0:
+        torch.set_num_threads(threads)
+    other = "engine, no helper thread" if spare_core() else "engine, helper thread"
+    counts = {"engine": clients, "opacus-loop": loop_clients, "plain-loop": loop_clients,
+              other: clients}
     spec = {"model": model_name, "clients": clients, "steps": steps, "batch": batch,
             "examples": examples, "threads": threads}
     memory = {v: _memory_in_fresh_process({**spec, "variant": v, "run_clients": counts[v]})
               for v in DPSGD_VARIANTS}
-
-    saved_threads = torch.get_num_threads()
-    if threads > 0:
-        torch.set_num_threads(threads)
+    memory[other] = _memory_in_fresh_process(
+        {**spec, "variant": other, "run_clients": clients, "repeats": repeats})
     try:
         problem = _dpsgd_problem(model_name, clients, steps, batch, examples)
-        runs = {v: _dpsgd_runner(v, problem, n) for v, n in counts.items()}
+        runs = {v: _dpsgd_runner(v, problem, counts[v]) for v in DPSGD_VARIANTS}
         _dpsgd_runner("opacus-loop", problem, 1)()  # first-use costs of each path
         _dpsgd_runner("plain-loop", problem, 1)()
         runs["engine"]()
@@ -192,6 +208,7 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
         used_threads = torch.get_num_threads()
     finally:
         torch.set_num_threads(saved_threads)
+    times[other] = memory[other]["seconds"]
 
     name = f"dpsgd-{model_name}"
     print(f"{name}: M={clients} clients, tau={steps} local steps, batch {batch}, "
@@ -199,12 +216,12 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
           f"torch threads {used_threads}")
     print(f"  best of {repeats} interleaved rounds; loops timed on {loop_clients} of the "
           f"{clients} clients (their cost is linear in clients)")
-    print(f"  {'variant':<21}{'clients':>8}{'s/run':>8}{'examples/s':>12}"
+    print(f"  {'variant':<25}{'clients':>8}{'s/run':>8}{'examples/s':>12}"
           f"{'peak RSS':>11}{'before':>10}{'run adds':>11}")
     rates = {}
     for variant, seconds in times.items():
         rates[variant] = counts[variant] * steps * batch / seconds
-        line = f"  {variant:<21}{counts[variant]:>8}{seconds:>8.3f}{rates[variant]:>12.0f}"
+        line = f"  {variant:<25}{counts[variant]:>8}{seconds:>8.3f}{rates[variant]:>12.0f}"
         if variant in memory:
             mem = memory[variant]
             line += (f"{mem['peak_mb']:>8.0f} MB{mem['before_mb']:>7.0f} MB"
@@ -212,8 +229,11 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
         print(line)
     print("  (memory: resident set of a fresh process doing one run, Python, torch and the "
           f"{clients * examples * 784 * 4 / 2**20:.0f} MB of data included, 'before' and "
-          "'peak' during the run; the engine prepares the next step on one helper thread, "
-          "'no prefetch' runs without it)")
+          "'peak' during the run)")
+    print(f"  (engine: {'with' if other.endswith('no helper thread') else 'without'} the "
+          f"helper thread that prepares the next step, its default with {used_threads} "
+          f"intra-op thread{'s' if used_threads != 1 else ''} on this CPU; '{other}' was "
+          "timed in a fresh process of its own)")
     ratios = {}
     for baseline in ("opacus-loop", "plain-loop"):
         ratios[baseline] = rates["engine"] / rates[baseline]

@@ -279,9 +279,10 @@ def test_noise_is_reproducible_and_independent_of_prefetch():
     nm = torch.tensor([1.0, 0.0, 2.0])
     runs = [local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
                         torch.Generator().manual_seed(9), prefetch=prefetch)
-            for prefetch in (True, False, True)]
+            for prefetch in (True, False, True, None)]
     assert max_abs_diff(runs[0], runs[1]) == 0.0
     assert max_abs_diff(runs[0], runs[2]) == 0.0
+    assert max_abs_diff(runs[0], runs[3]) == 0.0
     other = local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
                         torch.Generator().manual_seed(10))
     assert max_abs_diff(runs[0], other) > 0

@@ -1,0 +1,27 @@
+"""The benchmark's report: one machine-readable ratio line per workload and baseline."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fedlib import bench
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_dpsgd_bench_prints_every_variant_and_the_ratio_lines(threads, capsys) -> None:
+    bench.main(["--only", "dpsgd-logr", "--clients", "3", "--steps", "2", "--batch", "2",
+                "--examples", "6", "--loop-clients", "2", "--dpsgd-repeats", "1",
+                "--threads", threads])
+    out = capsys.readouterr().out
+    variant = r"engine(?:, [a-z]+(?: [a-z]+)*)?|opacus-loop|plain-loop"
+    rows = re.findall(rf"^  ({variant}) +(\d+) ", out, re.M)
+    variants = {name: int(clients) for name, clients in rows}
+    assert variants["engine"] == 3 and variants["opacus-loop"] == 2
+    assert variants["plain-loop"] == 2
+    # The engine's other choice about the helper thread is timed too, in its own process.
+    assert {"engine, helper thread", "engine, no helper thread"} & set(variants)
+    for baseline in ("opacus-loop", "plain-loop"):
+        match = re.search(rf"^ratio dpsgd-logr engine/{baseline} (\S+)$", out, re.M)
+        assert match is not None and float(match.group(1)) > 0
