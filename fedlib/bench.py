@@ -186,16 +186,16 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     saved_threads = torch.get_num_threads()
     if threads > 0:
         torch.set_num_threads(threads)
-    other = "engine, no helper thread" if spare_core() else "engine, helper thread"
-    counts = {"engine": clients, "opacus-loop": loop_clients, "plain-loop": loop_clients,
-              other: clients}
-    spec = {"model": model_name, "clients": clients, "steps": steps, "batch": batch,
-            "examples": examples, "threads": threads}
-    memory = {v: _memory_in_fresh_process({**spec, "variant": v, "run_clients": counts[v]})
-              for v in DPSGD_VARIANTS}
-    memory[other] = _memory_in_fresh_process(
-        {**spec, "variant": other, "run_clients": clients, "repeats": repeats})
     try:
+        other = "engine, no helper thread" if spare_core() else "engine, helper thread"
+        counts = {"engine": clients, "opacus-loop": loop_clients, "plain-loop": loop_clients,
+                  other: clients}
+        spec = {"model": model_name, "clients": clients, "steps": steps, "batch": batch,
+                "examples": examples, "threads": threads}
+        memory = {v: _memory_in_fresh_process({**spec, "variant": v, "run_clients": counts[v]})
+                  for v in DPSGD_VARIANTS}
+        memory[other] = _memory_in_fresh_process(
+            {**spec, "variant": other, "run_clients": clients, "repeats": repeats})
         problem = _dpsgd_problem(model_name, clients, steps, batch, examples)
         runs = {v: _dpsgd_runner(v, problem, counts[v]) for v in DPSGD_VARIANTS}
         _dpsgd_runner("opacus-loop", problem, 1)()  # first-use costs of each path

@@ -49,10 +49,12 @@ of a step that depends on the data only (gathering the batch, the first
 convolution's patches, the noise) runs on a helper thread one step ahead. With
 no spare core the helper is left out: its own OpenMP team would compete with
 the main one, and once it exists every parallel operation of the process
-waits longer at its barriers (measured on a 2-core CPU with 2 intra-op
-threads: the CNN workload of ``make bench`` took 0.51 s per run with the
-helper, 0.32 s without). The noise comes from a private generator seeded from
-the caller's, so results are the same with and without that thread.
+waits longer at its barriers (on a 2-core CPU with 2 intra-op threads,
+``make bench`` timed its CNN workload at 0.40-0.52 s per run with the helper
+and 0.35-0.36 s without, and per-client loops timed after the helper had run
+took up to twice as long as in a clean process). The noise comes from a
+private generator seeded from the caller's, so results are the same with and
+without that thread.
 """
 
 from __future__ import annotations

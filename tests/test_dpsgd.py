@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from fedlib.dpsgd import _layer_plan, draw_batches, local_dpsgd
+from fedlib.dpsgd import _layer_plan, draw_batches, local_dpsgd, spare_core
 from fedlib.dpsgd_reference import opacus_local_dpsgd, plain_local_dpsgd
 from fedlib.models import LogisticRegression, PfaCNN, n_parameters
 
@@ -288,6 +290,19 @@ def test_noise_is_reproducible_and_independent_of_prefetch():
     assert max_abs_diff(runs[0], other) > 0
 
 
+def test_a_core_is_spare_only_when_torch_uses_fewer_threads_than_there_are_cores():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(cores)
+        assert not spare_core()
+        if cores > 1:
+            torch.set_num_threads(cores - 1)
+            assert spare_core()
+    finally:
+        torch.set_num_threads(saved)
+
+
 # ---------------------------------------------------------------- arguments
 
 def test_rejects_inconsistent_arguments():
@@ -307,3 +322,4 @@ def test_rejects_inconsistent_arguments():
                     x, y, batches, 0.1, 1.0, 1.0)
     with pytest.raises(ValueError, match="parameters"):
         local_dpsgd(model, {"1.weight": torch.zeros(10, 784)}, x, y, batches, 0.1, 1.0, 1.0)
+
