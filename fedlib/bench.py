@@ -7,13 +7,13 @@ Workloads (``--only`` picks some):
 
 * ``ppsgd-grid``: the vectorized PPSGD grid against its configurations one by one;
 * ``dpsgd-logr``, ``dpsgd-cnn``: local DP-SGD of 40 federated clients (PFA's
-  client update, MNIST-shaped random data) with :func:`fedlib.dpsgd.local_dpsgd`
+  client update, MNIST-shaped random data) with :func:`fedlib.nn.dpsgd.local_dpsgd`
   against the per-client Opacus loop and the per-client plain-torch loop of
-  :mod:`fedlib.dpsgd_reference`: examples per second (timed in turns in one
+  :mod:`fedlib.nn.dpsgd_reference`: examples per second (timed in turns in one
   process) and peak resident memory (one run per variant in a fresh process).
   The engine is also timed, in a fresh process of its own, with the opposite
   of its default choice about the helper thread that prepares the next step
-  (see :func:`fedlib.dpsgd.spare_core`): once that thread has run, every
+  (see :func:`fedlib.nn.dpsgd.spare_core`): once that thread has run, every
   parallel operation of its process is slower on a fully used CPU, so it must
   not share a process with the other timings.
 """
@@ -46,8 +46,8 @@ def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     configurations in one vectorized pass vs the same configurations one by one."""
     # Imported here: the DP-SGD worker processes start faster without them.
     from fedlib.data.synthetic import AdditiveSyntheticTask
-    from fedlib.experiments import ppsgd_synthetic
-    from fedlib.ppsgd import PPSGDConfig, run_synthetic
+    from fedlib.papers.ppsgd import experiment as ppsgd_synthetic
+    from fedlib.papers.ppsgd.algorithm import PPSGDConfig, run_synthetic
 
     grid = ppsgd_synthetic.grid("quick")
     task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim)
@@ -85,8 +85,8 @@ _DPSGD_LR, _DPSGD_CLIP = 0.05, 1.0
 
 def _dpsgd_problem(model_name: str, clients: int, steps: int, batch: int, examples: int):
     """Model, data, batches and noise multipliers of a DP-SGD workload (seeded)."""
-    from fedlib.dpsgd import draw_batches
-    from fedlib.models import LogisticRegression, PfaCNN
+    from fedlib.nn.dpsgd import draw_batches
+    from fedlib.nn.models import LogisticRegression, PfaCNN
 
     torch.manual_seed(0)
     model = {"logr": LogisticRegression, "cnn": PfaCNN}[model_name]()
@@ -100,8 +100,8 @@ def _dpsgd_problem(model_name: str, clients: int, steps: int, batch: int, exampl
 
 def _dpsgd_runner(variant: str, problem, n_clients: int) -> Callable[[], object]:
     """One run of a variant on the first ``n_clients`` clients of ``problem``."""
-    from fedlib.dpsgd import local_dpsgd
-    from fedlib.dpsgd_reference import opacus_local_dpsgd, plain_local_dpsgd
+    from fedlib.nn.dpsgd import local_dpsgd
+    from fedlib.nn.dpsgd_reference import opacus_local_dpsgd, plain_local_dpsgd
 
     model, x, y, batches, nm = problem
     data = (x[:n_clients], y[:n_clients], batches[:n_clients])
@@ -180,7 +180,7 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     The per-client loops run on ``loop_clients`` clients only (their cost is
     linear in the number of clients); the engine on all of them at once.
     """
-    from fedlib.dpsgd import spare_core
+    from fedlib.nn.dpsgd import spare_core
 
     loop_clients = min(loop_clients, clients)
     saved_threads = torch.get_num_threads()

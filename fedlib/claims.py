@@ -1,7 +1,8 @@
 """Claims of the papers, evaluated in code, and the reproduction scorecard.
 
-Each notebook evaluates the claims of its paper and writes them to a JSON file
-(one per paper) in the claims folder; the scorecard reads every file there.
+Each paper's ``claims.py`` evaluates its claims on a :class:`ClaimSheet`; the
+notebook writes them to a JSON file (one per paper) in the claims folder, and
+the scorecard reads every file there.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fedlib.papers import PAPER_IDS
 from fedlib.paths import atomic_path
 
-PAPERS = ("hu2020", "dpditto", "padpfl", "ppsgd", "pfa")
+PAPERS = PAPER_IDS
 STATUSES = ("HOLDS", "FAILS", "NOT-RUN")
 
 
@@ -60,6 +62,58 @@ class Claim:
 def verdict(holds: bool) -> str:
     """``HOLDS`` or ``FAILS``."""
     return "HOLDS" if holds else "FAILS"
+
+
+class ClaimSheet:
+    """The claims of one paper at one tier, added one by one.
+
+    Every paper's ``claims.py`` builds its claims this way, so that a claim has
+    one spelling everywhere: ``holds`` is True (HOLDS), False (FAILS) or None
+    (NOT-RUN: the evidence then says why it was not run).
+
+    Examples
+    --------
+    >>> sheet = ClaimSheet("ppsgd", "quick")
+    >>> _ = sheet.add("fig1a-x", True, "the claim", "what was measured")
+    >>> [c.status for c in sheet]
+    ['HOLDS']
+    """
+
+    def __init__(self, paper: str, scale: str) -> None:
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper id {paper!r}; valid ids: {', '.join(PAPERS)}")
+        self.paper = paper
+        self.scale = scale
+        self.claims: list[Claim] = []
+
+    def add(self, claim_id: str, holds: bool | None, text: str, evidence: str,
+            paper_value: str = "") -> Claim:
+        """Record one claim: ``holds`` True, False or None (not run)."""
+        if holds is not None and not isinstance(holds, bool):
+            holds = bool(holds)  # numpy booleans from comparisons
+        status = "NOT-RUN" if holds is None else verdict(holds)
+        claim = Claim(paper=self.paper, claim_id=claim_id, status=status, text=text,
+                      evidence=evidence, paper_value=paper_value, scale=self.scale)
+        if any(c.claim_id == claim_id for c in self.claims):
+            raise ValueError(f"claim id {claim_id!r} is already on the {self.paper} sheet")
+        self.claims.append(claim)
+        return claim
+
+    def extend(self, claims: Iterable[Claim]) -> None:
+        """Add claims evaluated elsewhere (they must be of this paper)."""
+        for claim in claims:
+            if claim.paper != self.paper:
+                raise ValueError(f"claim {claim.claim_id!r} is of paper {claim.paper!r}, "
+                                 f"not {self.paper!r}")
+            if any(c.claim_id == claim.claim_id for c in self.claims):
+                raise ValueError(f"claim id {claim.claim_id!r} is already on the sheet")
+            self.claims.append(claim)
+
+    def __iter__(self):
+        return iter(self.claims)
+
+    def __len__(self) -> int:
+        return len(self.claims)
 
 
 def write_claims(path: Path, claims: Sequence[Claim]) -> None:

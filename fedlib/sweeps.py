@@ -8,9 +8,9 @@ invalidates those runs and nothing else. A finished run is stored as a tidy
 table (Parquet) written atomically, so an interrupted sweep loses nothing
 already finished and a rerun skips it.
 
-Runs that differ only in hyperparameters the engine can batch (for PPSGD: step
-size, personalization and noise) are grouped and executed in one vectorized
-call; groups run in parallel on local processes or on a Ray cluster.
+Runs that differ only in the fields an engine can batch (for PPSGD: step size,
+personalization, noise and clipping) are grouped and executed in one
+vectorized call; groups run in parallel on local processes or on a Ray cluster.
 """
 
 from __future__ import annotations
@@ -37,8 +37,17 @@ Config = Mapping[str, Any]
 GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
 
 
-PRESENTATION_MODULES = frozenset({"plots.py", "claims.py", "status.py", "bench.py"})
-"""Modules that draw, judge or report results but never compute them."""
+PRESENTATION_MODULES = frozenset({
+    "plots.py", "claims.py", "figures.py", "chapter.py", "status.py", "bench.py",
+})
+"""Basenames of the modules that draw, judge or report results but never compute
+them (a paper's ``claims.py`` and ``figures.py`` among them): they are never part
+of a run's key, and the search for what a run imports does not go through them."""
+
+STORAGE_MODULES = frozenset({"sweeps.py", "paths.py"})
+"""Package-level modules that decide where and how finished runs are kept, never
+what a run computes (a dataset's content is pinned by its checksum in the
+registry, which is part of the key): editing them keeps every cached run."""
 
 
 def _module_file(root: Path, name: str) -> Path | None:
@@ -53,44 +62,69 @@ def _module_file(root: Path, name: str) -> Path | None:
     return None
 
 
+def _absolute(module: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ``ImportFrom`` in ``module`` names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    anchor = parts[: len(parts) - node.level]
+    return ".".join(anchor + ([node.module] if node.module else []))
+
+
+def _defining_modules(root: Path, module: str, name: str, depth: int = 0) -> set[str]:
+    """The fedlib module(s) that define ``name`` as imported ``from module``.
+
+    A submodule of that name is the module itself. A name a package's
+    ``__init__`` only re-exports is followed to the submodule it comes from, so
+    that importing one loader through ``fedlib.data`` does not make a run depend
+    on every other loader the package face lists. A name the ``__init__``
+    defines itself (or one that cannot be followed) is the ``__init__``.
+    """
+    submodule = f"{module}.{name}"
+    if _module_file(root, submodule) is not None:
+        return {submodule}
+    path = _module_file(root, module)
+    if path is None:
+        return set()
+    if path.name != "__init__.py" or depth > 10:
+        return {module}
+    for node in ast.parse(path.read_text(), filename=str(path)).body:
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(module + ".__init__", node)
+            for alias in node.names:
+                if (alias.asname or alias.name) == name and source.startswith("fedlib"):
+                    return _defining_modules(root, source, alias.name, depth + 1)
+    return {module}
+
+
 def _fedlib_imports(root: Path, name: str, path: Path) -> set[str]:
-    """The fedlib modules ``path`` imports (anywhere in the file, lazily or not),
-    with the packages they live in."""
+    """The fedlib modules whose code ``path`` uses through its imports (anywhere in
+    the file, lazily or not), each resolved to the module that defines it."""
     found: set[str] = set()
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    context = name + ".__init__" if path.name == "__init__.py" else name
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        targets: list[str] = []
         if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
+            for alias in node.names:
+                if alias.name.split(".")[0] == "fedlib" and _module_file(root, alias.name):
+                    found.add(alias.name)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        for target in targets:
-            if target.split(".")[0] != "fedlib":
+            base = _absolute(context, node)
+            if base.split(".")[0] != "fedlib":
                 continue
-            pieces = target.split(".")
-            for depth in range(1, len(pieces) + 1):
-                module = ".".join(pieces[:depth])
-                if _module_file(root, module) is not None:
-                    found.add(module)
+            for alias in node.names:
+                found |= _defining_modules(root, base, alias.name)
     return found
 
 
-@cache
-def code_fingerprint(module: str | None = None) -> str:
-    """SHA-256 over the source of the fedlib modules that can change a result.
+def code_files(module: str | None = None) -> list[str]:
+    """The fedlib source files (paths relative to the package) a run key covers.
 
     With ``module`` (a dotted fedlib module, e.g. the one defining a sweep's
-    runner): that module and every fedlib module it imports, transitively
-    (found statically, so imports inside functions count). Without: every
-    fedlib module. Editing any of them invalidates the cached runs that depend
-    on them; the presentation modules are left out so that restyling a figure
-    does not rerun its sweep.
+    runner): that module and every fedlib module it uses, transitively (found
+    statically, so imports inside functions count), plus ``fedlib/__init__.py``
+    (the version). Without, or for a module outside fedlib: every module. The
+    presentation modules (:data:`PRESENTATION_MODULES`) and the storage modules
+    (:data:`STORAGE_MODULES`) are never included.
     """
     root = Path(fedlib.__file__).resolve().parent
     if module is None or _module_file(root, module) is None:
@@ -101,17 +135,31 @@ def code_fingerprint(module: str | None = None) -> str:
         while pending:
             name = pending.pop()
             path = _module_file(root, name)
-            if name in seen or path is None:
+            if name in seen or path is None or path.name in PRESENTATION_MODULES:
                 continue
             seen.add(name)
             pending.extend(_fedlib_imports(root, name, path) - seen)
         files = sorted(path for name in seen if (path := _module_file(root, name)) is not None)
+    relative = [path.relative_to(root).as_posix() for path in files]
+    return [
+        name for name in relative
+        if name.rsplit("/", 1)[-1] not in PRESENTATION_MODULES and name not in STORAGE_MODULES
+    ]
+
+
+@cache
+def code_fingerprint(module: str | None = None) -> str:
+    """SHA-256 over the source of the fedlib modules that can change a result.
+
+    The files are those of :func:`code_files`: editing any of them invalidates
+    the cached runs that depend on them, and editing anything else (a claim, a
+    figure, an unrelated loader) does not.
+    """
+    root = Path(fedlib.__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in files:
-        if path.relative_to(root).as_posix() in PRESENTATION_MODULES:
-            continue
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
+    for relative in code_files(module):
+        digest.update(relative.encode())
+        digest.update((root / relative).read_bytes())
     return digest.hexdigest()
 
 
@@ -168,20 +216,42 @@ def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
         yield items[start : start + size]
 
 
+def group_key(config: Config, batched: Sequence[str]) -> tuple:
+    """What runs batched together must share: every field of ``config`` not in ``batched``."""
+    return tuple(sorted((k, _canonical(v)) for k, v in config.items() if k not in batched))
+
+
+def check_group(configs: Sequence[Config], batched: Sequence[str]) -> None:
+    """Raise unless ``configs`` (one runner call) differ only in the ``batched`` fields."""
+    if not configs:
+        raise ValueError("a group needs at least one config")
+    first = group_key(configs[0], batched)
+    for config in configs[1:]:
+        if group_key(config, batched) != first:
+            differing = sorted(
+                k for k in set(config) | set(configs[0])
+                if k not in batched and config.get(k) != configs[0].get(k)
+            )
+            raise ValueError(
+                "configs run together must differ only in " + ", ".join(batched)
+                + f"; these differ in {', '.join(differing)}"
+            )
+
+
 def plan_groups(
     configs: Sequence[dict[str, Any]],
-    group_key: Callable[[Config], Hashable],
-    max_group_size: int,
+    batched: Sequence[str],
+    max_group_size: int | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """Split configs into batches sharing ``group_key``, at most ``max_group_size`` each."""
-    if max_group_size < 1:
-        raise ValueError(f"max_group_size must be >= 1, got {max_group_size}")
+    """Split configs into batches that differ only in the ``batched`` fields,
+    at most ``max_group_size`` each (None: no limit)."""
+    if max_group_size is not None and max_group_size < 1:
+        raise ValueError(f"max_group_size must be >= 1 or None, got {max_group_size}")
     groups: dict[Hashable, list[dict[str, Any]]] = {}
     for config in configs:
-        groups.setdefault(group_key(config), []).append(config)
-    return [
-        list(chunk) for members in groups.values() for chunk in _chunks(members, max_group_size)
-    ]
+        groups.setdefault(repr(group_key(config, batched)), []).append(config)
+    size = max_group_size or max(1, len(configs))
+    return [list(chunk) for members in groups.values() for chunk in _chunks(members, size)]
 
 
 def _worker_init(threads: int) -> None:
@@ -199,8 +269,8 @@ def sweep(
     configs: Sequence[Config],
     runner: GroupRunner,
     *,
-    group_key: Callable[[Config], Hashable] = lambda config: 0,
-    max_group_size: int = 1,
+    batched: Sequence[str] = (),
+    max_group_size: int | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = True,
@@ -217,8 +287,10 @@ def sweep(
     runner
         Module-level function taking a list of configs (one group) and
         returning one table per config, in order.
-    group_key, max_group_size
-        Configs with equal ``group_key`` are batched into one runner call.
+    batched, max_group_size
+        Configs that differ only in the ``batched`` fields go to one runner
+        call, at most ``max_group_size`` of them (None: no limit). With no
+        batched field every run is a call of its own.
     workers
         Local processes (default: all cores; 1 runs in this process).
     ray_address
@@ -234,7 +306,7 @@ def sweep(
     if len(set(keys)) != len(keys):
         raise ValueError("configs contain duplicates: every run must differ in some field")
     pending = [c for c, k in zip(configs, keys, strict=True) if not store.has(k)]
-    groups = plan_groups(pending, group_key, max_group_size)
+    groups = plan_groups(pending, batched, max_group_size)
 
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
                desc=experiment, unit="run")

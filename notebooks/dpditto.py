@@ -61,11 +61,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+from fedlib.checks import check_seed, check_workers
 from fedlib.claims import write_claims
-from fedlib.experiments import dpditto_tradeoff as dd
-from fedlib.experiments.dpditto_labels import panel_label
-from fedlib.experiments.tiers import check_scale, check_seed, check_workers
+from fedlib.papers.dpditto import experiment as dd
+from fedlib.papers.dpditto.figures import panel_label
 from fedlib.plots import glue_claims_table, glue_figure
+from fedlib.tiers import check_scale
 
 check_scale(scale)
 check_seed(seed)
@@ -339,7 +340,7 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 #   $\lambda\in\{0,0.05,0.5,1\}$; CIFAR-10 is paper-tier only.
 # - DP-Ditto's $\lambda$ in Figures 3 and 4 is tuned over the grid's values in
 #   $(0,1)$ by mean accuracy; the baselines' hyperparameters are their papers' (or
-#   PFLlib's) defaults, see `fedlib.pfl_baselines`.
+#   PFLlib's) defaults, see `fedlib.papers.dpditto.baselines`.
 # - At $\lambda=1$ the personal model is the global model itself.
 
 # %%

@@ -51,10 +51,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+from fedlib.checks import check_seed, check_workers
 from fedlib.claims import write_claims
-from fedlib.experiments import hu2020_har as hu
-from fedlib.experiments.tiers import check_scale, check_seed, check_workers
+from fedlib.papers.hu2020 import experiment as hu
 from fedlib.plots import error_vs_parameter, glue_claims_table, glue_figure, loss_curve_panels
+from fedlib.tiers import check_scale
 
 check_scale(scale)
 check_seed(seed)

@@ -65,11 +65,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
+from fedlib.checks import check_seed, check_workers
 from fedlib.claims import write_claims
 from fedlib.data.corruption import salt_and_pepper
-from fedlib.experiments import padpfl_scenarios as pad
-from fedlib.experiments.tiers import check_scale, check_seed, check_workers
+from fedlib.papers.padpfl import experiment as pad
 from fedlib.plots import glue_claims_table, glue_figure, image_grid, loss_curve_panels
+from fedlib.tiers import check_scale
 
 check_scale(scale)
 check_seed(seed)

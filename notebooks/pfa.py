@@ -55,11 +55,12 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import Markdown, display
 
+from fedlib.checks import check_device, check_seed, check_workers
 from fedlib.claims import write_claims
-from fedlib.experiments import pfa_heterogeneous as pfa
-from fedlib.experiments import pfa_results
-from fedlib.experiments.tiers import check_device, check_scale, check_seed, check_workers
+from fedlib.papers.pfa import claims as pfa_results
+from fedlib.papers.pfa import experiment as pfa
 from fedlib.plots import glue_claims_table, glue_figure
+from fedlib.tiers import check_scale
 
 check_scale(scale)
 check_seed(seed)

@@ -61,13 +61,14 @@ import seaborn as sns
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from fedlib.checks import check_device, check_seed, check_workers
 from fedlib.claims import Claim, write_claims
 from fedlib.data.synthetic import AdditiveSyntheticTask
-from fedlib.experiments import ppsgd_emnist as emnist
-from fedlib.experiments import ppsgd_synthetic as fig1a
-from fedlib.experiments.tiers import check_device, check_scale, check_seed, check_workers
+from fedlib.papers.ppsgd import experiment as fig1a
+from fedlib.papers.ppsgd import experiment_emnist as emnist
 from fedlib.plots import EPSILON_COLOR, excess_risk_panels, glue_claims_table, glue_figure
 from fedlib.privacy import epsilon
+from fedlib.tiers import check_scale
 
 check_scale(scale)
 check_seed(seed)

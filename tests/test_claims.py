@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fedlib.claims import Claim, read_claims, scorecard_markdown, scorecard_text, write_claims
-from fedlib.experiments.ppsgd_synthetic import best_over_steps, evaluate_figure1a_claims
+from fedlib.papers.ppsgd.experiment import best_over_steps, evaluate_figure1a_claims
 
 
 def test_scorecard_lines_and_counts(tmp_path) -> None:
@@ -102,7 +102,7 @@ def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() ->
 
 def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
     from fedlib.data.synthetic import AdditiveSyntheticTask
-    from fedlib.experiments.ppsgd_synthetic import (
+    from fedlib.papers.ppsgd.experiment import (
         clipping_bound,
         global_only_floor,
         shared_optimum_norm,

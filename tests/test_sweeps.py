@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fedlib import sweeps
-from fedlib.sweeps import ResultStore, plan_groups, run_key, sweep
+from fedlib.sweeps import ResultStore, check_group, plan_groups, run_key, sweep
 
 
 def square_runner(configs: list[dict]) -> list[pd.DataFrame]:
@@ -66,14 +66,22 @@ def test_sweep_computes_once_then_reads_the_cache(log: Path) -> None:
 
 def test_grouping_batches_runs_sharing_a_key(log: Path) -> None:
     configs = [{"x": x, "seed": x % 2} for x in range(7)]
-    sweep("grouped", configs, square_runner, group_key=lambda c: c["seed"], max_group_size=3,
+    sweep("grouped", configs, square_runner, batched=("x",), max_group_size=3,
           workers=1, progress=False)
     batches = sorted(calls(log))
     assert batches == [[0, 2, 4], [1, 3, 5], [6]]
-    groups = plan_groups(configs, lambda c: c["seed"], 2)
+    groups = plan_groups(configs, ("x",), 2)
     assert all(len({c["seed"] for c in g}) == 1 and len(g) <= 2 for g in groups)
+    assert [len(g) for g in plan_groups(configs, ("x",))] == [4, 3]  # no size limit
+    assert [len(g) for g in plan_groups(configs, ())] == [1] * 7  # nothing batched
     with pytest.raises(ValueError, match="max_group_size"):
-        plan_groups(configs, lambda c: 0, 0)
+        plan_groups(configs, ("x",), 0)
+
+
+def test_check_group_names_the_fields_that_differ() -> None:
+    check_group([{"x": 1, "seed": 0}, {"x": 2, "seed": 0}], ("x",))
+    with pytest.raises(ValueError, match="differ only in x; these differ in seed"):
+        check_group([{"x": 1, "seed": 0}, {"x": 2, "seed": 1}], ("x",))
 
 
 def test_interrupted_sweep_keeps_finished_runs_and_resumes(log: Path) -> None:
@@ -116,7 +124,7 @@ def test_sweep_on_a_local_ray_instance(log: Path, monkeypatch: pytest.MonkeyPatc
         "PYTHONPATH")])))
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     configs = [{"x": x} for x in range(4)]
-    table = sweep("ray", configs, square_runner, max_group_size=2, group_key=lambda c: 0,
+    table = sweep("ray", configs, square_runner, max_group_size=2, batched=("x",),
                   ray_address="local", progress=False)
     assert list(table["y"]) == [0, 1, 4, 9]
     assert sorted(calls(log)) == [[0, 1], [2, 3]]

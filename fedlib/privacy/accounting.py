@@ -48,7 +48,7 @@ import numpy as np
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
-from fedlib.privacy.calibration import (
+from fedlib.checks import (
     check_count,
     check_delta,
     check_epsilon,

@@ -13,17 +13,26 @@ epsilon < 1 only**. Several papers use it at epsilon >= 1; the functions do not
 raise there (the reproduction must use the papers' numbers), and
 :func:`classic_gaussian_valid` lets callers flag it.
 
-The module is pure ``math``/``numpy`` and also holds the input checks shared with
-the accountants.
+The module is pure ``math``/``numpy``; its argument checks live in :mod:`fedlib.checks`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from numbers import Integral, Real
 
 import numpy as np
+
+from fedlib.checks import (
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_impact_factors,
+    check_non_negative,
+    check_positive,
+    check_probability,
+    is_real,
+)
 
 __all__ = [
     "classic_gaussian_c",
@@ -40,102 +49,6 @@ __all__ = [
     "pfa_closed_form_noise_multiplier",
 ]
 
-IMPACT_FACTOR_SUM_TOLERANCE = 1e-9
-"""How far the PADPFL impact factors may sum from 1."""
-
-
-# ---------------------------------------------------------------------------
-# Input checks (shared with :mod:`fedlib.privacy.accounting`)
-# ---------------------------------------------------------------------------
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool)
-
-
-def check_epsilon(value: float, name: str = "epsilon") -> float:
-    """Return ``value`` as a float if it is a finite privacy budget > 0, else raise."""
-    if not _is_real(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"{name} must be a finite number > 0, got {value!r}; pass the privacy budget "
-            f"as a positive float, e.g. {name}=1.0 (use no noise at all for epsilon = inf)."
-        )
-    return float(value)
-
-
-def check_delta(value: float, name: str = "delta") -> float:
-    """Return ``value`` as a float if 0 < value < 1, else raise."""
-    if not _is_real(value) or not math.isfinite(value) or not 0 < value < 1:
-        raise ValueError(
-            f"{name} must satisfy 0 < {name} < 1, got {value!r}; typical values are well "
-            f"below 1/n for a dataset of n records, e.g. {name}=1e-5."
-        )
-    return float(value)
-
-
-def check_positive(value: float, name: str) -> float:
-    """Return ``value`` as a float if it is finite and > 0, else raise."""
-    if not _is_real(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-    return float(value)
-
-
-def check_non_negative(value: float, name: str) -> float:
-    """Return ``value`` as a float if it is finite and >= 0, else raise."""
-    if not _is_real(value) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-    return float(value)
-
-
-def check_probability(value: float, name: str) -> float:
-    """Return ``value`` as a float if 0 < value <= 1, else raise."""
-    if not _is_real(value) or not math.isfinite(value) or not 0 < value <= 1:
-        raise ValueError(
-            f"{name} must satisfy 0 < {name} <= 1, got {value!r}; it is a probability "
-            f"(for a sampling rate: expected batch size / dataset size)."
-        )
-    return float(value)
-
-
-def check_count(value: int, name: str, minimum: int = 0) -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum``, else raise.
-
-    Floats with an integral value (``300.0``) are accepted, since sweep tables
-    often store counts as floats.
-    """
-    integral = isinstance(value, Integral) and not isinstance(value, bool)
-    if not integral and _is_real(value) and math.isfinite(value) and float(value).is_integer():
-        integral = True
-    if not integral or int(value) < minimum:
-        kind = "non-negative" if minimum == 0 else f">= {minimum}"
-        raise ValueError(f"{name} must be a {kind} integer, got {value!r}.")
-    return int(value)
-
-
-def check_impact_factors(p: Sequence[float] | np.ndarray, name: str = "p") -> np.ndarray:
-    """Return ``p`` as a float array if it is a probability vector, else raise.
-
-    The entries must be finite, non-negative and sum to 1 within
-    :data:`IMPACT_FACTOR_SUM_TOLERANCE`.
-    """
-    weights = np.asarray(p, dtype=float)
-    if weights.ndim != 1 or weights.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D sequence of client impact factors, "
-            f"got shape {weights.shape}."
-        )
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(
-            f"{name} must hold finite, non-negative impact factors, got min {weights.min()!r}; "
-            f"give every client a weight >= 0."
-        )
-    total = float(weights.sum())
-    if abs(total - 1.0) > IMPACT_FACTOR_SUM_TOLERANCE:
-        raise ValueError(
-            f"{name} must sum to 1 (within {IMPACT_FACTOR_SUM_TOLERANCE:g}), got sum {total!r}; "
-            f"normalise it, e.g. {name} = {name} / {name}.sum()."
-        )
-    return weights
 
 
 # ---------------------------------------------------------------------------
@@ -175,7 +88,7 @@ def classic_gaussian_valid(epsilon: float) -> bool:
     bool
         ``True`` when 0 < epsilon < 1, ``False`` otherwise.
     """
-    return _is_real(epsilon) and 0 < epsilon < 1
+    return is_real(epsilon) and 0 < epsilon < 1
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:

@@ -1,1 +1,0 @@
-"""Experiment definitions behind the notebooks: grids per tier, runners, claims."""

@@ -1,0 +1,820 @@
+"""Local DP-SGD for many federated clients at once (the client update of PFA, Liu et al. 2022).
+
+Each of M clients runs tau steps of DP-SGD from its starting parameters on its
+own data. At every step a client takes the B examples its row of ``batches``
+names, computes the per-example gradients of the cross-entropy loss, clips each
+to L2 norm C over *all* parameters jointly (flat clipping, the Opacus rule
+``g * min(1, C / (||g|| + 1e-6))``), sums them, adds Gaussian noise
+N(0, (nm_m C)^2) per coordinate with its own noise multiplier nm_m, divides by B
+and takes an SGD step with learning rate lr. :func:`local_dpsgd` returns the
+model deltas x_start - x_end of all clients, stacked.
+
+All clients are simulated as one batch; there is no Python loop over clients
+(example index m*B + b, client-major). Parameters live in one flat (M, P)
+buffer, so the noise of a step is one ``torch.randn`` call and the update one
+fused operation. Two ways to get the clipped per-example gradient sums:
+
+``"layers"`` (models that are a flat :class:`torch.nn.Sequential` of
+    :class:`~torch.nn.Linear`, :class:`~torch.nn.Conv2d` and parameter-free
+    per-example modules such as ReLU, max-pooling and Flatten, e.g. the models
+    of :mod:`fedlib.nn.models`). The forward pass runs every layer of all M
+    clients as one batched matrix product: linear layers directly, convolutions
+    on channels-last input patches (im2col) against each client's filters,
+    which the engine stores as (kh, kw, C, O) so that no per-step copy is
+    needed. Feature maps stay channels last, where max-pooling is several times
+    faster than in torch's default layout. The backward pass is written out
+    layer by layer (autograd only for unusual parameter-free modules) into
+    buffers reused from step to step, and gives the gradient of the loss with
+    respect to every layer's output; the parameter gradients then come from
+    closed forms:
+
+    * linear layers never materialise per-example gradients: the gradient of
+      example i is the outer product g_i a_i^T, so its squared norm is
+      ||g_i||^2 ||a_i||^2 (+ ||g_i||^2 for the bias), and the clipped sum is one
+      batched product (w * G)^T A per client (logistic regression is this
+      alone);
+    * convolutions get their per-example filter gradients as one batched
+      product of input patches and output gradients per example, and the
+      clipped sum as a batched weighted sum; the input gradient goes back
+      through the adjoint of im2col, in dense blocks when the stride divides the
+      kernel.
+
+``"func"`` (any module) ``torch.func``: ``vmap`` over clients of ``vmap`` over
+    examples of ``grad`` of the functional model, then clipping and a weighted
+    sum. This is the general (and slower) path; ``"auto"`` picks ``"layers"``
+    whenever the model allows it.
+
+On the CPU, when a core is left over beyond torch's intra-op threads, the work
+of a step that depends on the data only (gathering the batch, the first
+convolution's patches, the noise) runs on a helper thread one step ahead. With
+no spare core the helper is left out: its own OpenMP team would compete with
+the main one, and once it exists every parallel operation of the process
+waits longer at its barriers (on a 2-core CPU with 2 intra-op threads,
+``make bench`` timed its CNN workload at 0.40-0.52 s per run with the helper
+and 0.35-0.36 s without, and per-client loops timed after the helper had run
+took up to twice as long as in a clean process). The noise comes from a
+private generator seeded from the caller's, so results are the same with and
+without that thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.func import functional_call, grad, vmap
+
+CLIP_EPSILON = 1e-6
+"""Added to the per-example norm before dividing, as Opacus does: factor = min(1, C/(norm+eps))."""
+
+_PARAMETER_FREE = (
+    nn.Identity, nn.Flatten, nn.ReLU, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Tanh,
+    nn.Sigmoid, nn.Softplus, nn.MaxPool1d, nn.MaxPool2d, nn.AvgPool1d, nn.AvgPool2d,
+)
+"""Modules the ``"layers"`` path may apply to a batch of examples as they are:
+they hold no parameters and treat every example on its own."""
+
+
+def draw_batches(
+    n_clients: int,
+    n_examples: int,
+    steps: int,
+    batch_size: int,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Batch indices for local DP-SGD: uniformly without replacement within each step.
+
+    Parameters
+    ----------
+    n_clients
+        M, the number of clients.
+    n_examples
+        n, examples held by each client.
+    steps
+        tau, local steps per client.
+    batch_size
+        B <= n, examples per step.
+    generator
+        Source of randomness (the default generator when None).
+
+    Returns
+    -------
+    Tensor
+        int64 tensor (M, tau, B) of indices into each client's examples; the B
+        indices of one step are distinct, steps and clients are independent.
+    """
+    if min(n_clients, steps, batch_size) < 1:
+        raise ValueError("n_clients, steps and batch_size must be >= 1, got "
+                         f"{n_clients}, {steps}, {batch_size}")
+    if batch_size > n_examples:
+        raise ValueError(f"batch_size {batch_size} exceeds the {n_examples} examples per client")
+    keys = torch.rand((n_clients, steps, n_examples), generator=generator, dtype=torch.float64)
+    # The B largest of n i.i.d. uniform keys are a uniform B-subset.
+    return keys.topk(batch_size, dim=-1, sorted=False).indices
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One step of the ``"layers"`` plan."""
+
+    kind: str  # "linear", "conv" or "apply"
+    module: nn.Module
+    weight: str | None = None
+    bias: str | None = None
+    geometry: _ConvGeometry | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class _ConvGeometry:
+    """Shapes of one Conv2d layer on one example, and the order of a patch's entries.
+
+    Patches are read channels last, in the plain order (kh, kw, C), which is also
+    how the engine stores the filters, (kh, kw, C, O) per client. The input
+    gradient is assembled from patch gradients in the phased order when
+    ``phased`` (stride dividing the kernel, no dilation): kernel row i = sh*q + r
+    and a patch is (kh/sh, kw/sw, sh, sw, C), so that :func:`_col2im` adds
+    (kh/sh)*(kw/sw) dense blocks instead of kh*kw strided ones.
+    """
+
+    in_shape: tuple[int, int, int]  # (C, H, W)
+    out_shape: tuple[int, int, int]  # (O, Ho, Wo)
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int]
+    dilation: tuple[int, int]
+    phased: bool = False
+
+    @property
+    def n_positions(self) -> int:
+        """T = Ho * Wo, the output positions."""
+        return self.out_shape[1] * self.out_shape[2]
+
+    @property
+    def patch_size(self) -> int:
+        """K = kh * kw * C, the length of one input patch."""
+        return self.kernel[0] * self.kernel[1] * self.in_shape[0]
+
+    @property
+    def patch_strides(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Shape (Ho, Wo, kh, kw, C) and strides (per example first) of the patches of
+        one padded channels-last image."""
+        (c, h, w), (_, ho, wo), (sh, sw), (ph, pw), (dh, dw) = (
+            self.in_shape, self.out_shape, self.stride, self.padding, self.dilation)
+        hp, wp = h + 2 * ph, w + 2 * pw
+        row, col = wp * c, c
+        return ((ho, wo, *self.patch_shape()),
+                (hp * row, sh * row, sw * col, dh * row, dw * col, 1))
+
+    @functools.cached_property
+    def gather_index(self) -> Tensor | None:
+        """Flat positions of all patch entries in a padded image, when a patch row is
+        short (< 32 contiguous numbers); else None (a strided copy is faster)."""
+        c, kw, dw = self.in_shape[0], self.kernel[1], self.dilation[1]
+        if (kw * c if dw == 1 else c) >= 32:
+            return None
+        shape, strides = self.patch_strides
+        size = strides[0]
+        return torch.arange(size).as_strided(shape, strides[1:]).reshape(-1)
+
+    def patch_shape(self, phased: bool = False) -> tuple[int, ...]:
+        """One patch: (kh, kw, C), or phased (kh/sh, kw/sw, sh, sw, C)."""
+        (kh, kw), (sh, sw), c = self.kernel, self.stride, self.in_shape[0]
+        return (kh // sh, kw // sw, sh, sw, c) if phased else (kh, kw, c)
+
+    def weight_matrix(self, weight: Tensor, phased: bool = False) -> Tensor:
+        """Filters stored as (M, kh, kw, C, O) (see :func:`local_dpsgd`) as (M, K, O),
+        patch entries in plain order (a view) or phased order (a copy)."""
+        m, o = weight.shape[0], weight.shape[-1]
+        if phased:
+            (kh, kw), (sh, sw), c = self.kernel, self.stride, self.in_shape[0]
+            weight = weight.view(m, kh // sh, sh, kw // sw, sw, c, o).permute(0, 1, 3, 2, 4, 5, 6)
+        return weight.reshape(m, self.patch_size, o)
+
+
+def _sequence(model: nn.Module, prefix: str = "") -> list[tuple[str, nn.Module]] | None:
+    """The leaf modules of nested Sequentials with their name prefixes (None: not a sequence)."""
+    if isinstance(model, nn.Sequential):
+        out: list[tuple[str, nn.Module]] = []
+        for name, child in model.named_children():
+            sub = _sequence(child, f"{prefix}{name}.")
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if isinstance(model, (nn.Linear, nn.Conv2d, *_PARAMETER_FREE)):
+        return [(prefix, model)]
+    return None
+
+
+def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]) -> list[_Layer] | None:
+    """The ``"layers"`` plan of ``model``, or None when that path cannot run it."""
+    leaves = _sequence(model)
+    if leaves is None or any(True for _ in model.buffers()):
+        return None
+    plan: list[_Layer] = []
+    h = torch.zeros((2, *example_shape))
+    for prefix, module in leaves:
+        with torch.no_grad():
+            params = {k: torch.zeros(v.shape) for k, v in module.named_parameters()}
+            try:
+                out = functional_call(module, params, (h,))
+            except RuntimeError:
+                return None
+        if not isinstance(out, Tensor):
+            return None
+        if isinstance(module, nn.Linear):
+            if h.dim() != 2:
+                return None
+            plan.append(_Layer("linear", module, f"{prefix}weight",
+                               f"{prefix}bias" if module.bias is not None else None))
+        elif isinstance(module, nn.Conv2d):
+            if (h.dim() != 4 or module.groups != 1 or module.padding_mode != "zeros"
+                    or isinstance(module.padding, str) and module.padding != "valid"):
+                return None
+            padding = (0, 0) if isinstance(module.padding, str) else tuple(module.padding)
+            (kh, kw), (sh, sw) = module.kernel_size, module.stride
+            phased = (any(layer.kind != "apply" for layer in plan)  # needs an input gradient
+                      and tuple(module.dilation) == (1, 1) and (sh, sw) != (1, 1)
+                      and kh % sh == 0 and kw % sw == 0)
+            geometry = _ConvGeometry(
+                tuple(h.shape[1:]), tuple(out.shape[1:]), tuple(module.kernel_size),
+                tuple(module.stride), padding, tuple(module.dilation),  # type: ignore[arg-type]
+                phased)
+            plan.append(_Layer("conv", module, f"{prefix}weight",
+                               f"{prefix}bias" if module.bias is not None else None, geometry))
+        else:
+            if isinstance(module, nn.Flatten) and module.start_dim not in (1, -h.dim() + 1):
+                return None
+            plan.append(_Layer("apply", module))
+        h = out
+    if not any(layer.kind != "apply" for layer in plan) or h.dim() != 2:
+        return None
+    return plan
+
+
+class _Workspace:
+    """Large per-step tensors, allocated once per call and reused at every step.
+
+    Freshly allocated large tensors cost page faults every step (the allocator
+    hands them back to the system when freed); reusing them avoids that, and
+    keeps the helper thread from growing its own heap.
+    """
+
+    def __init__(self) -> None:
+        self._buffers: dict[object, Tensor] = {}
+
+    def get(self, key: object, shape: tuple[int, ...], like: Tensor, zero: bool = False,
+            channels_last: bool = False, dtype: torch.dtype | None = None) -> Tensor:
+        """The buffer ``key`` of this shape (device and, unless given, dtype of ``like``),
+        optionally stored channels last; a new one is zero-filled when ``zero``."""
+        dtype = like.dtype if dtype is None else dtype
+        buf = self._buffers.get(key)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            fmt = torch.channels_last if channels_last else torch.contiguous_format
+            buf = torch.empty(shape, dtype=dtype, device=like.device, memory_format=fmt)
+            if zero:
+                buf.zero_()
+            self._buffers[key] = buf
+        return buf
+
+
+def _im2col(h: Tensor, geo: _ConvGeometry, ws: _Workspace, key: object) -> Tensor:
+    """Patches of a batch of images, channels last: (n, C, H, W) -> (n, T, K).
+
+    Plain patch order. ``h`` is best stored channels last (as the engine keeps
+    its feature maps): a patch row is then a run of kw*C contiguous numbers,
+    which a strided copy moves fast; short runs (e.g. a one-channel input
+    image) are gathered with ``index_select`` instead, about twice as fast.
+    The result lives in the workspace under ``key``.
+    """
+    n = h.shape[0]
+    (c, height, width), (ph, pw) = geo.in_shape, geo.padding
+    hw = h.permute(0, 2, 3, 1)  # (n, H, W, C)
+    if ph or pw:  # the border of the padded buffer stays zero
+        padded = ws.get(("pad", key), (n, height + 2 * ph, width + 2 * pw, c), h, zero=True)
+        padded[:, ph:ph + height, pw:pw + width].copy_(hw)
+        hw = padded
+    else:
+        hw = hw.contiguous()
+    out = ws.get(("cols", key), (n, geo.n_positions, geo.patch_size), h)
+    if geo.gather_index is not None:
+        torch.index_select(hw.view(n, -1), 1, geo.gather_index.to(hw.device),
+                           out=out.view(n, -1))
+    else:
+        out.view(n, *geo.patch_strides[0]).copy_(
+            hw.as_strided((n, *geo.patch_strides[0]), geo.patch_strides[1]))
+    return out
+
+
+def _col2im(cols: Tensor, geo: _ConvGeometry, out: Tensor | None = None) -> Tensor:
+    """Adjoint of :func:`_im2col`: (n, T, K) -> (n, C, H, W) stored channels last.
+
+    The patch entries of ``cols`` are in phased order when ``geo.phased``. ``out``,
+    if given, is the (n, H + 2ph, W + 2pw, C) buffer to add into (zeroed here).
+    """
+    n = cols.shape[0]
+    (c, h, w), (_, ho, wo), (kh, kw), (sh, sw), (ph, pw), (dh, dw) = (
+        geo.in_shape, geo.out_shape, geo.kernel, geo.stride, geo.padding, geo.dilation)
+    taps = cols.view(n, ho, wo, *geo.patch_shape(geo.phased))
+    if out is None:
+        out = cols.new_zeros((n, h + 2 * ph, w + 2 * pw, c))
+    else:
+        out.zero_()
+    if geo.phased:
+        # Taps (q, r) with the same q cover one dense block of sh*Ho x sw*Wo pixels.
+        for qh in range(kh // sh):
+            for qw in range(kw // sw):
+                block = out[:, sh * qh:sh * (qh + ho), sw * qw:sw * (qw + wo)]
+                block.view(n, ho, sh, wo, sw, c).add_(
+                    taps[:, :, :, qh, qw].permute(0, 1, 3, 2, 4, 5))
+    else:
+        for i in range(kh):
+            for j in range(kw):
+                out[:, i * dh:i * dh + sh * (ho - 1) + 1:sh,
+                    j * dw:j * dw + sw * (wo - 1) + 1:sw].add_(taps[:, :, :, i, j])
+    return out[:, ph:ph + h, pw:pw + w].permute(0, 3, 1, 2)
+
+
+def _conv_forward(cols: Tensor, weight: Tensor, bias: Tensor | None, geo: _ConvGeometry,
+                  out: Tensor) -> Tensor:
+    """Patches (M, B*T, K) times each client's filters (stored (M, kh, kw, C, O))
+    -> (M, B*T, O), written into ``out``."""
+    w_mat = geo.weight_matrix(weight)
+    if bias is None:
+        return torch.bmm(cols, w_mat, out=out)
+    return torch.baddbmm(bias, cols, w_mat, out=out)
+
+
+def _conv_input_grad(grad_z: Tensor, weight: Tensor, geo: _ConvGeometry, ws: _Workspace,
+                     key: object) -> Tensor:
+    """Gradient with respect to a convolution's input, (n, C, H, W) channels last, from
+    the gradient (M, B*T, O) with respect to its output."""
+    w_mat = geo.weight_matrix(weight, geo.phased)  # patch gradients in _col2im's fast order
+    grad_cols = ws.get(("grad-patches", key), (*grad_z.shape[:2], w_mat.shape[1]), grad_z)
+    torch.bmm(grad_z, w_mat.transpose(1, 2), out=grad_cols)
+    n = grad_z.shape[0] * grad_z.shape[1] // geo.n_positions
+    (c, h, w), (ph, pw) = geo.in_shape, geo.padding
+    padded = ws.get(("grad-input", key), (n, h + 2 * ph, w + 2 * pw, c), grad_z)
+    return _col2im(grad_cols.view(n, geo.n_positions, -1), geo, padded)
+
+
+def _apply_forward(module: nn.Module, h: Tensor, ws: _Workspace, key: object,
+                   overwrite: bool = False) -> tuple[Tensor, tuple[Tensor, ...]]:
+    """A parameter-free module on a batch; returns its output and what its backward
+    needs. ReLU and MaxPool2d write into reused buffers (feature maps channels last),
+    ReLU into ``h`` itself when ``overwrite``; other modules run under autograd."""
+    cl = h.dim() == 4 and h.is_contiguous(memory_format=torch.channels_last)
+    if isinstance(module, nn.ReLU):
+        out = h if overwrite else ws.get(("out", key), tuple(h.shape), h, channels_last=cl)
+        torch.clamp_min(h, 0, out=out)
+        return out, (out,)
+    if isinstance(module, nn.MaxPool2d) and h.dim() == 4 and not module.return_indices:
+        kernel, stride, padding, dilation = (
+            _pair(module.kernel_size), _pair(module.stride or module.kernel_size),
+            _pair(module.padding), _pair(module.dilation))
+        shape = (*h.shape[:2], *_pool_out(h.shape[2:], kernel, stride, padding, dilation,
+                                          module.ceil_mode))
+        out = ws.get(("out", key), shape, h, channels_last=cl)
+        idx = ws.get(("indices", key), shape, h, channels_last=cl, dtype=torch.int64)
+        torch.ops.aten.max_pool2d_with_indices.out(
+            h, kernel, stride, padding, dilation, module.ceil_mode, out=out, indices=idx)
+        return out, (h, idx)
+    if isinstance(module, nn.Flatten):
+        return module(h), (h,)
+    with torch.enable_grad():
+        leaf = h.detach().requires_grad_(True)
+        out = module(leaf)
+    return out.detach(), (leaf, out)
+
+
+def _apply_backward(module: nn.Module, saved: tuple[Tensor, ...], grad: Tensor,
+                    ws: _Workspace, key: object) -> Tensor:
+    """Gradient with respect to the input of a module run by :func:`_apply_forward`."""
+    if isinstance(module, nn.ReLU):
+        (out,) = saved
+        grad_in = ws.get(("grad", key), tuple(out.shape), out,
+                         channels_last=out.dim() == 4 and out.is_contiguous(
+                             memory_format=torch.channels_last))
+        return torch.ops.aten.threshold_backward.grad_input(grad, out, 0, grad_input=grad_in)
+    if isinstance(module, nn.MaxPool2d) and len(saved) == 2 and saved[1].dtype == torch.int64:
+        h, idx = saved
+        grad_in = ws.get(("grad", key), tuple(h.shape), h, channels_last=h.dim() == 4 and
+                         h.is_contiguous(memory_format=torch.channels_last))
+        return torch.ops.aten.max_pool2d_with_indices_backward.grad_input(
+            grad, h, _pair(module.kernel_size), _pair(module.stride or module.kernel_size),
+            _pair(module.padding), _pair(module.dilation), module.ceil_mode, idx,
+            grad_input=grad_in)
+    if isinstance(module, nn.Flatten):
+        (h,) = saved
+        return grad.reshape(h.shape)
+    leaf, out = saved
+    (grad_in,) = torch.autograd.grad(out, leaf, grad)
+    return grad_in
+
+
+def _pair(value: int | tuple[int, ...]) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else tuple(value)  # type: ignore[return-value]
+
+
+def _pool_out(size: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
+              padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool
+              ) -> tuple[int, int]:
+    """Output height and width of a 2-d pooling, as torch computes them."""
+    out = []
+    for i in range(2):
+        span = size[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1
+        o = (-(-span // stride[i]) if ceil_mode else span // stride[i]) + 1
+        if ceil_mode and (o - 1) * stride[i] >= size[i] + padding[i]:
+            o -= 1
+        out.append(o)
+    return out[0], out[1]
+
+
+@dataclass
+class _Prepared:
+    """What the first parameterised layer needs, which depends on the data only."""
+
+    h: Tensor  # its input (n, ...)
+    patches: Tensor | None  # convolution: the input's patches (n, T, K)
+    sq_norms: Tensor | None  # linear: the squared norms of the input rows (n,)
+
+
+def _layers_prepare(plan: list[_Layer], xb: Tensor, ws: _Workspace, key: object
+                    ) -> _Prepared:
+    """Run the parameter-free modules before the first parameterised layer on
+    ``xb`` (M, B, *example) and compute what that layer needs from its input."""
+    h = xb.reshape(-1, *xb.shape[2:])
+    for layer in plan:
+        if layer.kind == "conv":
+            return _Prepared(h, _im2col(h, layer.geometry, ws, key), None)  # type: ignore[arg-type]
+        if layer.kind == "linear":
+            return _Prepared(h, None, h.square().sum(1))
+        h = layer.module(h)
+    raise AssertionError("a plan has a parameterised layer")
+
+
+def _layers_clipped_sum(
+    plan: list[_Layer],
+    params: Mapping[str, Tensor],
+    grads: Mapping[str, Tensor],
+    prepared: _Prepared,
+    yb: Tensor,
+    clip: float,
+    ws: _Workspace,
+) -> None:
+    """Sum of clipped per-example gradients of all M clients, written into ``grads``.
+
+    ``prepared`` comes from :func:`_layers_prepare` and ``yb`` is (M, B); the flat
+    example index is m*B + b. Feature maps are kept channels last (convolutions
+    are matrix products over channels-last patches; max-pooling is fastest so).
+    The backward pass is written out layer by layer, into reused buffers.
+    """
+    n_clients, n_batch = yb.shape
+    n = n_clients * n_batch
+    h = prepared.h
+    first = next(i for i, layer in enumerate(plan) if layer.kind != "apply")
+    # Forward. Parameterised layers record (layer, input or input patches, output);
+    # parameter-free ones what their backward needs.
+    tape: list[tuple[int, _Layer, tuple[Tensor, ...]]] = []
+    for i in range(first, len(plan)):
+        layer = plan[i]
+        if layer.kind == "apply":
+            # A layer output is needed by nothing but the next module, which may
+            # then work in place (the backward needs no pre-activation values).
+            h, saved = _apply_forward(layer.module, h, ws, i,
+                                      overwrite=plan[i - 1].kind != "apply")
+            tape.append((i, layer, saved))
+            continue
+        weight = params[layer.weight]
+        bias = params[layer.bias].unsqueeze(1) if layer.bias is not None else None
+        if layer.kind == "linear":
+            a = h.reshape(n_clients, n_batch, -1)
+            z = (torch.bmm(a, weight.transpose(1, 2)) if bias is None
+                 else torch.baddbmm(bias, a, weight.transpose(1, 2)))  # (M, B, O)
+            h = z.view(n, -1)
+        else:
+            geo = layer.geometry
+            assert geo is not None
+            a = prepared.patches if i == first else _im2col(h, geo, ws, i)  # (n, T, K)
+            z = ws.get(("z", i), (n_clients, n_batch * geo.n_positions, geo.out_shape[0]), a)
+            _conv_forward(a.view(n_clients, -1, geo.patch_size), weight, bias, geo, z)
+            _, ho, wo = geo.out_shape
+            h = z.view(n, ho, wo, -1).permute(0, 3, 1, 2)  # (n, O, Ho, Wo) channels last
+        tape.append((i, layer, (a, z)))
+
+    # d(sum of per-example cross-entropies)/d logits = softmax - onehot, per example.
+    grad = torch.softmax(h, dim=1)
+    grad[torch.arange(n), yb.reshape(n)] -= 1.0
+
+    # Backward, by hand: the gradient with respect to every layer's output.
+    records: list[tuple[_Layer, Tensor, Tensor]] = []  # (layer, input or patches, d output)
+    for i, layer, saved in reversed(tape):
+        if layer.kind == "apply":
+            grad = _apply_backward(layer.module, saved, grad, ws, i)
+            continue
+        a, z = saved
+        weight = params[layer.weight]
+        if layer.kind == "linear":
+            grad_z = grad.reshape(z.shape)  # (M, B, O)
+            if i != first:
+                grad = torch.bmm(grad_z, weight).view(n, -1)
+        else:
+            geo = layer.geometry
+            assert geo is not None
+            grad_z = grad.permute(0, 2, 3, 1).reshape(z.shape)  # (M, B*T, O)
+            if i != first:
+                grad = _conv_input_grad(grad_z, weight, geo, ws, i)
+        records.append((layer, a if layer.kind == "conv" else a.reshape(n, -1), grad_z))
+    records.reverse()
+
+    # Per-example squared norms, layer by layer, without materialising linear gradients.
+    sq_norm = torch.zeros(n, dtype=h.dtype, device=h.device)
+    per_example: list[tuple[Tensor, Tensor | None] | None] = []
+    for j, (layer, a, g) in enumerate(records):
+        if layer.kind == "linear":
+            g_sq = g.reshape(n, -1).square().sum(1)
+            a_sq = prepared.sq_norms if j == 0 else a.square().sum(1)
+            sq_norm += g_sq * (a_sq + 1.0) if layer.bias is not None else g_sq * a_sq
+            per_example.append(None)
+        else:
+            geo = layer.geometry
+            assert geo is not None
+            g_ex = g.reshape(n, geo.n_positions, -1)  # (n, T, O)
+            pw = ws.get(("per-example", j), (n, geo.patch_size, g_ex.shape[2]), g_ex)
+            torch.bmm(a.transpose(1, 2), g_ex, out=pw)  # (n, K, O), the stored filter layout
+            sq_norm += torch.linalg.vector_norm(pw.view(n, -1), dim=1).square_()
+            pb = None
+            if layer.bias is not None:
+                pb = g_ex.sum(1)
+                sq_norm += pb.square().sum(1)
+            per_example.append((pw, pb))
+
+    factor = (clip / (sq_norm.sqrt_() + CLIP_EPSILON)).clamp_(max=1.0)
+    w_mb = factor.view(n_clients, n_batch)
+    for (layer, a, g), pe in zip(records, per_example, strict=True):
+        if layer.kind == "linear":
+            gw = g.view(n_clients, n_batch, -1) * w_mb.unsqueeze(2)  # (M, B, O)
+            # Into a contiguous buffer, then copied: a batched product writing straight
+            # into the strided (M, O, I) view of the flat gradient is several times slower.
+            gw_sum = ws.get(("clipped-sum", layer.weight), tuple(grads[layer.weight].shape), gw)
+            torch.bmm(gw.transpose(1, 2), a.reshape(n_clients, n_batch, -1), out=gw_sum)
+            grads[layer.weight].copy_(gw_sum)
+            if layer.bias is not None:
+                torch.sum(gw, 1, out=grads[layer.bias])
+        else:
+            geo = layer.geometry
+            assert geo is not None
+            pw, pb = pe  # type: ignore[misc]
+            w_row = w_mb.unsqueeze(1)  # (M, 1, B)
+            pw_sum = ws.get(("clipped-sum", layer.weight), (n_clients, 1, pw[0].numel()), pw)
+            torch.bmm(w_row, pw.view(n_clients, n_batch, -1), out=pw_sum)
+            grads[layer.weight].view(n_clients, 1, -1).copy_(pw_sum)
+            if pb is not None:
+                torch.bmm(w_row, pb.view(n_clients, n_batch, -1),
+                          out=grads[layer.bias].unsqueeze(1))
+
+
+def _func_clipped_sum(
+    model: nn.Module,
+    params: Mapping[str, Tensor],
+    grads: Mapping[str, Tensor],
+    xb: Tensor,
+    yb: Tensor,
+    clip: float,
+) -> None:
+    """``torch.func`` version of :func:`_layers_clipped_sum`; ``xb`` is (M, B, ...)."""
+
+    def loss(p: dict[str, Tensor], xi: Tensor, yi: Tensor) -> Tensor:
+        out = functional_call(model, p, (xi.unsqueeze(0),))
+        return F.cross_entropy(out, yi.unsqueeze(0))
+
+    per_example = vmap(vmap(grad(loss), in_dims=(None, 0, 0)))(dict(params), xb, yb)
+    sq_norm = sum(g.flatten(2).square().sum(2) for g in per_example.values())
+    factor = (clip / (sq_norm.sqrt() + CLIP_EPSILON)).clamp(max=1.0)  # (M, B)
+    for name, g in per_example.items():
+        out = grads[name]
+        out.view(out.shape[0], 1, -1).copy_(torch.bmm(factor.unsqueeze(1), g.flatten(2)))
+
+
+def spare_core() -> bool:
+    """Whether this process may use more CPU cores than torch's intra-op threads."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores > torch.get_num_threads()
+
+
+_HELPER: dict[int, ThreadPoolExecutor] = {}
+
+
+def _helper_thread() -> ThreadPoolExecutor:
+    """The one helper thread that prepares steps ahead, per process (a forked child
+    does not inherit the thread). It lives as long as the process: a new thread
+    per call would also get a new malloc arena each time."""
+    pid = os.getpid()
+    if pid not in _HELPER:
+        _HELPER.clear()
+        _HELPER[pid] = ThreadPoolExecutor(1, thread_name_prefix="local-dpsgd-prefetch")
+    return _HELPER[pid]
+
+
+def _stack_start(
+    model: nn.Module,
+    start: Mapping[str, Tensor] | None,
+    n_clients: int,
+    filters: set[str],
+) -> tuple[list[str], list[torch.Size], Tensor]:
+    """Names, stored shapes and the flat (M, P) copy of the starting parameters.
+
+    Convolution filters named in ``filters`` are stored as (kh, kw, C, O).
+    """
+    named = dict(model.named_parameters())
+    if start is None:
+        start = {k: v.detach() for k, v in named.items()}
+    if set(start) != set(named):
+        raise ValueError(f"start has parameters {sorted(start)}, the model {sorted(named)}")
+    names = list(named)
+    shapes = []
+    columns = []
+    for name in names:
+        shape, value = named[name].shape, start[name].detach()
+        if value.shape == shape:
+            value = value.unsqueeze(0).expand(n_clients, *shape)
+        elif value.shape != (n_clients, *shape):
+            raise ValueError(f"start[{name!r}] has shape {tuple(value.shape)}; expected "
+                             f"{tuple(shape)} (shared) or {(n_clients, *shape)} (per client)")
+        if name in filters:
+            value = value.permute(0, 3, 4, 2, 1)
+        shapes.append(value.shape[1:])
+        columns.append(value.reshape(n_clients, -1))
+    return names, shapes, torch.cat(columns, dim=1).contiguous()
+
+
+def _views(flat: Tensor, names: list[str], shapes: list[torch.Size]) -> dict[str, Tensor]:
+    out, offset = {}, 0
+    for name, shape in zip(names, shapes, strict=True):
+        size = shape.numel()
+        out[name] = flat[:, offset:offset + size].view(flat.shape[0], *shape)
+        offset += size
+    return out
+
+
+def _module_layout(tensors: dict[str, Tensor], filters: set[str]) -> dict[str, Tensor]:
+    """Stored (M, kh, kw, C, O) filters back to torch's (M, O, C, kh, kw)."""
+    return {k: v.permute(0, 4, 3, 1, 2).contiguous() if k in filters else v
+            for k, v in tensors.items()}
+
+
+def local_dpsgd(
+    model: nn.Module,
+    start: Mapping[str, Tensor] | None,
+    x: Tensor,
+    y: Tensor,
+    batches: Tensor,
+    lr: float,
+    clip: float,
+    noise_multipliers: Tensor | float,
+    generator: torch.Generator | None = None,
+    *,
+    return_params: bool = False,
+    method: str = "auto",
+    prefetch: bool | None = None,
+) -> dict[str, Tensor] | tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """Run tau local DP-SGD steps on each of M clients, all clients in one batch.
+
+    Parameters
+    ----------
+    model
+        The architecture; its own parameters are only used when ``start`` is None
+        and are never modified.
+    start
+        Starting parameters by name: each either of the parameter's shape (all
+        clients start there) or stacked (M, *shape) (one start per client).
+        None: the model's current parameters.
+    x
+        Client data (M, n, *example_shape), cast to the parameters' dtype.
+    y
+        Integer class labels (M, n).
+    batches
+        int64 (M, tau, B): the examples of each step (see :func:`draw_batches`).
+    lr
+        Learning rate.
+    clip
+        C, the L2 bound on each example's gradient over all parameters jointly.
+    noise_multipliers
+        nm_m per client (M,) or one for all; 0 means no noise.
+    generator
+        Source of the Gaussian noise (the default generator when None).
+    return_params
+        Also return the final parameters.
+    method
+        ``"layers"``, ``"func"`` or ``"auto"`` (``"layers"`` when the model allows).
+    prefetch
+        On the CPU, prepare the next step's batch (gather, input patches) and noise
+        on a helper thread while the current step runs. None: only when a core is
+        spare (see :func:`spare_core`). The result does not depend on it.
+
+    Returns
+    -------
+    dict[str, Tensor] or tuple of two
+        The deltas x_start - x_end by parameter name, each (M, *shape); with
+        ``return_params`` also the final parameters in the same form.
+    """
+    if batches.dim() != 3:
+        raise ValueError(f"batches must be (M, tau, B), got shape {tuple(batches.shape)}")
+    n_clients, steps, batch_size = batches.shape
+    if x.shape[0] != n_clients or y.shape[:2] != x.shape[:2] or y.dim() != 2:
+        raise ValueError(f"x {tuple(x.shape)} and y {tuple(y.shape)} must be (M, n, ...) and "
+                         f"(M, n) with M = {n_clients} clients as in batches")
+    if not clip > 0:
+        raise ValueError(f"clip must be positive, got {clip}")
+    plan = None
+    if method in ("auto", "layers"):
+        plan = _layer_plan(model, tuple(x.shape[2:]))
+        if plan is None and method == "layers":
+            raise ValueError("the 'layers' method needs a flat Sequential of Linear, Conv2d "
+                             "and parameter-free per-example modules; use method='func'")
+    elif method != "func":
+        raise ValueError(f"method must be 'auto', 'layers' or 'func', got {method!r}")
+    # The layers path keeps filters as (kh, kw, C, O): its matrix products use them
+    # without a copy, and noise and updates do not care about the order.
+    filters = {layer.weight for layer in plan or [] if layer.kind == "conv"}
+    names, shapes, theta = _stack_start(model, start, n_clients, filters)  # type: ignore[arg-type]
+    dtype, device = theta.dtype, theta.device
+    nm = torch.as_tensor(noise_multipliers, dtype=dtype, device=device).expand(n_clients)
+    if bool((nm < 0).any()) or not bool(torch.isfinite(nm).all()):
+        raise ValueError("noise multipliers must be finite and >= 0")
+    x = x.to(dtype=dtype, device=device).contiguous()
+    y = y.to(device=device, dtype=torch.long)
+    batches = batches.to(device=device, dtype=torch.long)
+
+    start_flat = theta.clone()
+    params = _views(theta, names, shapes)
+    grad_flat = torch.empty_like(theta)
+    grads = _views(grad_flat, names, shapes)
+    noise_std = (nm * clip).unsqueeze(1)
+    noisy = bool((nm > 0).any())
+    # The noise comes from a private generator seeded once from ``generator``, so
+    # that it can be drawn on a helper thread ahead of the step that uses it.
+    noise_gen = torch.Generator(device=device)
+    if noisy:
+        noise_gen.manual_seed(int(torch.randint(
+            2**62, (), generator=generator,
+            device=generator.device if generator is not None else "cpu")))
+
+    ws = _Workspace()
+    x_rows = x.view(n_clients * x.shape[1], -1)
+    offsets = (torch.arange(n_clients, device=device) * x.shape[1])[:, None]
+
+    def produce(t: int) -> tuple[object, Tensor, Tensor | None]:
+        """Everything of step t that does not depend on the parameters (buffers
+        alternate between even and odd steps: one is in use while the next fills)."""
+        idx = (batches[:, t] + offsets).view(-1)
+        rows = ws.get(("x", t % 2), (idx.numel(), x_rows.shape[1]), x_rows)
+        torch.index_select(x_rows, 0, idx, out=rows)
+        xb = rows.view(n_clients, batch_size, *x.shape[2:])
+        yb = y.reshape(-1)[idx].view(n_clients, batch_size)
+        inputs = xb if plan is None else _layers_prepare(plan, xb, ws, t % 2)
+        noise = None
+        if noisy:
+            noise = ws.get(("noise", t % 2), tuple(theta.shape), theta)
+            torch.randn(theta.shape, generator=noise_gen, out=noise)
+        return inputs, yb, noise
+
+    if prefetch is None:
+        prefetch = spare_core()
+    pool = _helper_thread() if prefetch and device.type == "cpu" else None
+    pending = pool.submit(produce, 0) if pool is not None else None
+    try:
+        for t in range(steps):
+            if pending is not None:
+                inputs, yb, noise = pending.result()
+                pending = pool.submit(produce, t + 1) if t + 1 < steps else None  # type: ignore[union-attr]
+            else:
+                inputs, yb, noise = produce(t)
+            if plan is not None:
+                _layers_clipped_sum(plan, params, grads, inputs, yb, clip,  # type: ignore[arg-type]
+                                    ws)
+            else:
+                _func_clipped_sum(model, params, grads, inputs, yb, clip)  # type: ignore[arg-type]
+            if noise is not None:
+                grad_flat.addcmul_(noise, noise_std)
+            theta.add_(grad_flat, alpha=-lr / batch_size)
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(Exception):
+                pending.result()
+
+    delta = _module_layout(_views(start_flat.sub_(theta), names, shapes), filters)
+    if return_params:
+        return delta, _module_layout(params, filters)
+    return delta

@@ -1,0 +1,289 @@
+"""Liu et al. (2022), PFA: what the chapter reads off the runs (final accuracies, spectra,
+uplink traffic, per-client ledgers) and the evaluation of the paper's claims.
+
+Kept apart from :mod:`fedlib.papers.pfa.experiment` so that editing a
+claim does not invalidate the cached runs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fedlib.claims import Claim, verdict
+from fedlib.papers.pfa.aggregation import upload_bytes
+from fedlib.papers.pfa.budgets import sample_budgets
+from fedlib.papers.pfa.experiment import (
+    DELTA,
+    DISTRIBUTIONS,
+    FIG5_SETTINGS,
+    LABELS,
+    MAIN_AGGREGATORS,
+    build_model,
+    schedule,
+    setting_examples_per_client,
+)
+from fedlib.papers.pfa.training import SAMPLING_RATIO, plan_participation
+from fedlib.privacy.accounting import epsilon
+from fedlib.privacy.calibration import pfa_closed_form_noise_multiplier
+
+
+def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
+    """Mean test accuracy over the last ``last`` evaluations of each run."""
+    evaluated = runs.dropna(subset=["accuracy"])
+    tail = evaluated.sort_values("round").groupby("run_key").tail(last)
+    keys = ["figure", "dataset", "model", "partition", "distribution", "aggregator", "k",
+            "projection", "seed"]
+    return tail.groupby(keys, as_index=False)["accuracy"].mean()
+
+
+# ---------------------------------------------------------------------------------------
+# Privacy: the per-client ledger and the authors' closed form
+
+
+def ledger_table(config: dict[str, Any], accountant_check: str = "pld") -> pd.DataFrame:
+    """Per client of a setting: budget, noise multiplier (exact RDP calibration and the
+    authors' closed form), rounds taken and the epsilon actually spent (RDP, and under
+    ``accountant_check``)."""
+    budgets = sample_budgets(config["distribution"], config["n_clients"], config["seed"])
+    sched = schedule(config)
+    n_examples = setting_examples_per_client(config)
+    ledger, public, _ = plan_participation(budgets, n_examples, sched, DELTA, config["seed"])
+    n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
+    q = sched.batch_size / n_examples
+    rows = []
+    for m, budget in enumerate(budgets):
+        nm = ledger.noise_multipliers[m]
+        steps = int(ledger.rounds_taken[m]) * sched.local_steps
+        rows.append({
+            "client": m, "public": bool(public[m]), "budget": budget,
+            "noise multiplier (RDP calibration)": nm,
+            "noise multiplier (authors' closed form)": pfa_closed_form_noise_multiplier(
+                budget, DELTA, sched.batch_size, n_examples, sched.rounds, n_sample,
+                config["n_clients"]),
+            "rounds taken": int(ledger.rounds_taken[m]),
+            "epsilon spent (RDP)": ledger.spent_after(m, int(ledger.rounds_taken[m])),
+            f"epsilon spent ({accountant_check.upper()})": epsilon(
+                nm, q, steps, DELTA, accountant=accountant_check),
+        })
+    return pd.DataFrame(rows)
+
+
+def closed_form_epsilon(config: dict[str, Any], budget: float) -> float:
+    """Epsilon (RDP) of the authors' closed-form noise over the planned steps."""
+    sched = schedule(config)
+    n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
+    n_examples = setting_examples_per_client(config)
+    nm = pfa_closed_form_noise_multiplier(budget, DELTA, sched.batch_size, n_examples,
+                                          sched.rounds, n_sample, config["n_clients"])
+    planned = math.ceil(sched.rounds * n_sample / config["n_clients"])
+    return epsilon(nm, sched.batch_size / n_examples, planned * sched.local_steps, DELTA)
+
+
+def paper_uplink_megabytes(model: str, k: int = 1, n_clients: int = 50, n_public: int = 5,
+                           rounds: int = 100) -> dict[str, float]:
+    """Uplink MB after ``rounds`` rounds at the paper's Figure 7 setting, every sampled
+    client uploading every round: full updates versus PFA+ (public clients full, private
+    clients k coefficients per layer; the warm-up round full)."""
+    net = build_model(model, 0)
+    sizes = {name: p.numel() for name, p in net.named_parameters()}
+    n_sample = round(SAMPLING_RATIO * n_clients)
+    n_private = n_sample - min(n_public, n_sample)
+    full = upload_bytes(sizes, n_sample) * rounds
+    plus = upload_bytes(sizes, n_sample) + (rounds - 1) * upload_bytes(
+        sizes, n_sample - n_private, n_private, k)
+    return {"full": full / 1e6, "pfa+": plus / 1e6}
+
+
+# ---------------------------------------------------------------------------------------
+# Claims
+
+
+def _acc(final: pd.DataFrame, **where: Any) -> float:
+    rows = final
+    for key, value in where.items():
+        rows = rows[rows[key] == value]
+    if rows.empty:
+        raise KeyError(f"no run matches {where}")
+    return float(rows["accuracy"].mean())
+
+
+def evaluate_claims(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
+    """Every claim of the PFA chapter at this tier."""
+    final = final_accuracy(runs)
+    claims: list[Claim] = []
+
+    def claim(claim_id: str, holds: bool | None, text: str, evidence: str,
+              paper_value: str = "") -> None:
+        status = "NOT-RUN" if holds is None else verdict(holds)
+        claims.append(Claim("pfa", claim_id, status, text, evidence, paper_value, scale))
+
+    # Figure 3
+    panels = [(d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")]
+    table = {(d, m): {a: _acc(final, figure="fig3", dataset=d, model=m, aggregator=a,
+                              projection="public") for a in MAIN_AGGREGATORS}
+             for d, m in panels}
+
+    def fmt(d: str, m: str) -> str:
+        t = table[(d, m)]
+        return f"{d}-{m}: " + ", ".join(f"{LABELS[a]} {t[a]:.3f}" for a in MAIN_AGGREGATORS)
+
+    evidence = "; ".join(fmt(d, m) for d, m in panels)
+    ordering = [max(t["pfa"], t["pfa+"]) > t["weiavg"] > max(t["fedavg"], t["minimum"]) - 0.01
+                for t in table.values()]
+    claim("fig3-ordering", all(ordering),
+          "PFA and PFA+ beat WeiAvg, which beats FedAvg and Minimum, in all four panels "
+          "(final accuracy, MNIST/FMNIST x LogR/CNN, IID, MixGauss1)", evidence,
+          "PFA ~ PFA+ > WeiAvg > FedAvg ~ Minimum")
+    pfa_close = [abs(t["pfa"] - t["pfa+"]) <= 0.03 for t in table.values()]
+    claim("fig3-pfa-plus-matches-pfa", all(pfa_close),
+          "PFA+ is as accurate as PFA (within 3 points) in all four panels",
+          "; ".join(f"{d}-{m}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}"
+                    for (d, m), t in table.items()), "PFA ~ PFA+")
+    fedavg_cnn = table[("mnist", "cnn")]["fedavg"]
+    claim("fig3-fedavg-near-chance", fedavg_cnn < 0.2,
+          "FedAvg under heterogeneous DP stays near chance (0.1) on MNIST-CNN",
+          f"FedAvg final accuracy on MNIST-CNN {fedavg_cnn:.3f}", "near 0.1")
+    below = [max(v for a, v in t.items() if a != "np-fedavg") <= t["np-fedavg"] + 0.005
+             for t in table.values()]
+    claim("fig3-below-nonprivate", all(below),
+          "every private method stays below NP-FedAvg in all four panels", evidence)
+
+    # Figure 4
+    present = [d for d in DISTRIBUTIONS if d in set(final["distribution"][
+        final["figure"] == "fig4"])]
+    by_dist = {d: {a: _acc(final, figure="fig4", distribution=d, aggregator=a,
+                           projection="public") for a in MAIN_AGGREGATORS}
+               for d in present}
+    spread = ("mixgauss1", "mixgauss2", "mixgauss4")
+    robust = [max(t["pfa"], t["pfa+"]) >= t["weiavg"] and max(t["pfa"], t["pfa+"]) > t["fedavg"]
+              for d, t in by_dist.items() if d in spread]
+    ev4 = "; ".join(f"{d}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}, WeiAvg {t['weiavg']:.3f}, "
+                    f"FedAvg {t['fedavg']:.3f}" for d, t in by_dist.items())
+    claim("fig4-pfa-robust", all(robust),
+          "under the spread-out mixtures (MixGauss1, 2, 4) PFA/PFA+ are at least as accurate "
+          "as WeiAvg and above FedAvg", ev4, "PFA/PFA+ robust across distributions")
+    similar = [max(t[a] for a in ("fedavg", "weiavg", "pfa", "pfa+"))
+               - min(t[a] for a in ("fedavg", "weiavg", "pfa", "pfa+")) <= 0.05
+               for d, t in by_dist.items() if d in ("uniform", "gauss")]
+    claim("fig4-similar-when-uniform", all(similar),
+          "under Uniform and Gauss budgets FedAvg, WeiAvg, PFA and PFA+ are within 5 points",
+          ev4, "all similar under Uniform/Gauss")
+    collapse = [t["fedavg"] < by_dist["uniform"]["fedavg"] - 0.05 for d, t in by_dist.items()
+                if d in spread]
+    claim("fig4-fedavg-collapses", all(collapse),
+          "FedAvg loses more than 5 points from Uniform to each spread-out mixture",
+          "; ".join(f"{d}: FedAvg {by_dist[d]['fedavg']:.3f}" for d in present),
+          "WeiAvg and FedAvg collapse as budgets spread")
+
+    # Figure 5: paper tier only
+    holds, evidence5 = fig5_verdict(final)
+    claim("fig5-cifar-imdb", holds, "on CIFAR-10 and IMDb (M=50) PFA or PFA+ is at least "
+          "as accurate as WeiAvg and both are more than 5 points above FedAvg", evidence5,
+          "PFA/PFA+ > WeiAvg >> FedAvg")
+
+    # Figure 6
+    ks = sorted(set(runs.loc[runs["figure"] == "fig6", "k"]))
+    plus = {kk: _acc(final, figure="fig6", aggregator="pfa+", k=kk) for kk in ks}
+    pub = {kk: _acc(final, figure="fig6", aggregator="pfa", k=kk, projection="public")
+           for kk in ks}
+    rand = {kk: _acc(final, figure="fig6", aggregator="pfa", k=kk, projection="random")
+            for kk in ks}
+    best_k = max(plus, key=plus.get)
+    claim("fig6a-small-k-best", best_k <= 5 and plus[min(ks)] > plus[max(ks)],
+          "PFA+ is most accurate at a small k (<= 5) and worse at the largest k",
+          "PFA+ by k: " + ", ".join(f"k={kk}: {v:.3f}" for kk, v in plus.items()),
+          "best near k=1 (~80%), worse for large k")
+    small = min(ks)
+    claim("fig6b-random-projection-poor", rand[small] < pub[small] - 0.02,
+          "at small k a random Gaussian subspace is clearly worse (> 2 points) than the "
+          "public clients' subspace",
+          "PFA public vs random: " + ", ".join(f"k={kk}: {pub[kk]:.3f} vs {rand[kk]:.3f}"
+                                               for kk in ks), "random projection poor at small k")
+
+    # Figure 7
+    fig3_mnist = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")]
+    totals = fig3_mnist.groupby(["model", "aggregator"])["uplink_bytes"].sum() / 1e6
+    ratios = {m: totals[(m, "pfa+")] / totals[(m, "fedavg")] for m in ("logr", "cnn")}
+    paper_logr = paper_uplink_megabytes("logr", k)
+    paper_cnn = paper_uplink_megabytes("cnn", k)
+    claim("fig7-uplink-reduction", all(r < 0.25 for r in ratios.values()),
+          "PFA+ sends less than a quarter of the uplink bytes of the full-update methods",
+          f"this build (M={int(runs['n_clients'].iloc[0])}): "
+          f"LogR {totals[('logr', 'pfa+')]:.1f} vs "
+          f"{totals[('logr', 'fedavg')]:.1f} MB, CNN {totals[('cnn', 'pfa+')]:.1f} vs "
+          f"{totals[('cnn', 'fedavg')]:.1f} MB; counted at the paper's setting (M=50, 5 "
+          f"public, 100 rounds, k={k}): LogR {paper_logr['pfa+']:.1f} vs "
+          f"{paper_logr['full']:.1f} MB, CNN {paper_cnn['pfa+']:.1f} vs "
+          f"{paper_cnn['full']:.1f} MB", "LogR ~12 vs ~113 MB; CNN ~40 vs ~377 MB")
+
+    # Figure 8
+    noniid = {m: {a: _acc(final, figure="fig8", model=m, aggregator=a, projection="public")
+                  for a in MAIN_AGGREGATORS} for m in ("logr", "cnn")}
+    lower = [noniid[m]["pfa"] < table[("mnist", m)]["pfa"] for m in ("logr", "cnn")]
+    claim("fig8-noniid-lower", all(lower),
+          "non-IID data lowers PFA's accuracy on MNIST (LogR and CNN)",
+          "; ".join(f"{m}: IID {table[('mnist', m)]['pfa']:.3f}, non-IID {noniid[m]['pfa']:.3f}"
+                    for m in ("logr", "cnn")), "lower accuracy under non-IID")
+    private = ("fedavg", "weiavg", "pfa", "pfa+", "minimum")
+    best = [max(private, key=lambda a, m=m: noniid[m][a]) in ("pfa", "pfa+")
+            for m in ("logr", "cnn")]
+    claim("fig8-pfa-best", all(best),
+          "PFA or PFA+ is the most accurate heterogeneous-DP method under non-IID data",
+          "; ".join(f"{m}: " + ", ".join(f"{LABELS[a]} {noniid[m][a]:.3f}" for a in private)
+                    for m in ("logr", "cnn")), "PFA still best in most cases")
+
+    # Figure 13
+    spectra = spectrum_table(runs)
+    if spectra.empty:
+        claim("fig13-few-directions", None, "the public updates' spectrum is dominated by a few "
+              "directions", "no spectrum recorded")
+    else:
+        top = spectra.groupby(["model", "round"])["share"].first()
+        claim("fig13-few-directions", bool((top >= 0.5).all()),
+              "the largest eigenvalue of the public updates' centred covariance carries at "
+              "least half of its variance",
+              "share of the largest eigenvalue: " + ", ".join(
+                  f"{m} round {r}: {v:.2f}" for (m, r), v in top.items())
+              + f" (with at most {int(spectra['rank'].max())} nonzero eigenvalues: the number "
+              "of public updates in a round minus one)",
+              "spectrum dominated by a few directions")
+    return claims
+
+
+def fig5_verdict(final: pd.DataFrame) -> tuple[bool | None, str]:
+    """Whether Figure 5's claim holds on both datasets (None when either has no runs),
+    and the accuracies (or the reason) behind it."""
+    fig5 = final[final["figure"] == "fig5"]
+    missing = [d for d, _ in FIG5_SETTINGS if d not in set(fig5["dataset"])]
+    if len(missing) == len(FIG5_SETTINGS):
+        return None, ("not run at this tier: Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb "
+                      "with an LSTM, 50 clients) runs at the paper tier only")
+    if missing:
+        return None, f"not run: Figure 5 has no runs on {', '.join(missing)}"
+    holds, parts = True, []
+    for dataset, _ in FIG5_SETTINGS:
+        t = {a: _acc(fig5, dataset=dataset, aggregator=a, projection="public")
+             for a in ("pfa", "pfa+", "weiavg", "fedavg")}
+        holds &= (max(t["pfa"], t["pfa+"]) >= t["weiavg"]
+                  and min(t["pfa"], t["pfa+"]) > t["fedavg"] + 0.05)
+        parts.append(f"{dataset}: " + ", ".join(f"{LABELS[a]} {v:.3f}" for a, v in t.items()))
+    return holds, "; ".join(parts)
+
+
+def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Eigenvalues of the first layer's public updates (MNIST, Figure 3's PFA runs)."""
+    rows = []
+    recorded = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")
+                    & (runs["aggregator"] == "pfa") & (runs["spectrum"] != "")]
+    for _, row in recorded.iterrows():
+        values = np.array([float(v) for v in row["spectrum"].split(",")])
+        total = values.sum()
+        for i, value in enumerate(values):
+            rows.append({"model": row["model"], "round": int(row["round"]), "index": i + 1,
+                         "eigenvalue": value, "share": value / total if total > 0 else 0.0,
+                         "rank": len(values), "seed": int(row["seed"])})
+    return pd.DataFrame(rows)

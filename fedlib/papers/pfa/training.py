@@ -1,0 +1,264 @@
+"""Federated training under heterogeneous DP budgets, several aggregators side by side.
+
+One call of :func:`train_variants` runs every aggregator variant of a setting
+(FedAvg, WeiAvg, PFA with any k, PFA+, Minimum, Maximum, NP-FedAvg, random
+projection) on the same federation: the same budgets, the same sampled clients
+and the same minibatches each round (common random numbers), so that the
+variants differ only in their noise and aggregation. The local DP-SGD of all
+sampled clients of all variants is one call of :func:`fedlib.nn.dpsgd.local_dpsgd`
+per round.
+
+Client sampling follows the paper: each round K = round(0.8 M) clients among
+those with budget left, at least one public client when one is left. A client's
+noise multiplier is calibrated once from its budget over the rounds it is
+expected to take part in (T K / M); the ledger retires it when one more round
+would exceed its budget. Minimum and Maximum calibrate every client at the
+smallest or the largest budget; NP-FedAvg adds no noise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call
+
+from fedlib.nn.dpsgd import draw_batches, local_dpsgd
+from fedlib.papers.pfa.aggregation import (
+    AGGREGATORS,
+    Subspace,
+    fedavg,
+    pfa_plus_average,
+    projected_average,
+    public_subspace,
+    random_subspace,
+    upload_floats,
+    weighted_average,
+)
+from fedlib.papers.pfa.budgets import expected_rounds, public_clients
+from fedlib.privacy.ledger import PrivacyLedger
+
+SAMPLING_RATIO = 0.8
+PUBLIC_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One aggregator run: ``aggregator`` in :data:`fedlib.papers.pfa.aggregation.AGGREGATORS`;
+    for PFA and PFA+ the projection dimension ``k`` and where the subspace comes from
+    (``"public"``: the public updates; ``"random"``: a random Gaussian subspace)."""
+
+    aggregator: str
+    k: int = 1
+    projection: str = "public"
+
+    def __post_init__(self) -> None:
+        if self.aggregator not in AGGREGATORS:
+            raise ValueError(f"unknown aggregator {self.aggregator!r}; use one of "
+                             f"{', '.join(AGGREGATORS)}")
+        if self.projection not in ("public", "random"):
+            raise ValueError(f"projection must be 'public' or 'random', got {self.projection!r}")
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"k must be a positive integer, got {self.k!r}")
+
+
+@dataclass(frozen=True)
+class Federation:
+    """Client data (M, n, ...) and labels (M, n), a test set, and the budgets."""
+
+    x: Tensor
+    y: Tensor
+    x_test: Tensor
+    y_test: Tensor
+    budgets: np.ndarray
+    delta: float
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Rounds T, local steps tau, batch B, learning rate, clipping norm C."""
+
+    rounds: int
+    local_steps: int
+    batch_size: int
+    lr: float
+    clip: float = 1.0
+    eval_every: int = 1
+
+
+@dataclass
+class TrainingResult:
+    """Per-variant history tables, the final ledger, and the public spectra seen."""
+
+    history: list[pd.DataFrame]
+    ledger: PrivacyLedger
+    noise_multipliers: dict[str, np.ndarray]
+    spectra: list[np.ndarray]
+
+
+def _accuracy(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor) -> float:
+    with torch.no_grad():
+        correct = 0
+        for start in range(0, len(x), 2000):
+            logits = functional_call(model, params, (x[start:start + 2000],))
+            correct += int((logits.argmax(dim=1) == y[start:start + 2000]).sum())
+    return correct / len(x)
+
+
+def _sample_round(eligible: np.ndarray, public: np.ndarray, n_sample: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """K clients among the eligible, at least one public one when any is eligible."""
+    pool = np.flatnonzero(eligible)
+    if len(pool) <= n_sample:
+        return pool
+    chosen = rng.choice(pool, size=n_sample, replace=False)
+    if not public[chosen].any() and (public & eligible).any():
+        chosen[0] = rng.choice(np.flatnonzero(public & eligible))
+    return np.sort(chosen)
+
+
+def plan_participation(budgets: np.ndarray, n_examples: int, schedule: Schedule, delta: float,
+                       seed: int) -> tuple[PrivacyLedger, np.ndarray, list[np.ndarray]]:
+    """Who takes part in which round: the ledger after the last round, the public mask,
+    and the sampled clients of every round (empty once every budget is spent).
+
+    Sampling does not depend on the models, so this is exactly the sequence
+    :func:`train_variants` uses for the same arguments.
+    """
+    n_clients = len(budgets)
+    n_sample = max(1, round(SAMPLING_RATIO * n_clients))
+    rates = np.full(n_clients, schedule.batch_size / n_examples)
+    planned = expected_rounds(schedule.rounds, n_sample, n_clients)
+    ledger = PrivacyLedger(budgets, delta, rates, schedule.local_steps, planned)
+    public = public_clients(budgets, PUBLIC_FRACTION)
+    rng = np.random.default_rng(seed)
+    rounds = []
+    for _ in range(schedule.rounds):
+        chosen = _sample_round(ledger.can_take_part(), public, n_sample, rng)
+        if len(chosen):
+            ledger.record(chosen)
+        rounds.append(chosen)
+    return ledger, public, rounds
+
+
+def variant_noise(variant: Variant, ledger: PrivacyLedger) -> np.ndarray:
+    """Noise multiplier of every client under ``variant``."""
+    if variant.aggregator == "np-fedavg":
+        return np.zeros(len(ledger.budgets))
+    if variant.aggregator in ("minimum", "maximum"):
+        pick = min if variant.aggregator == "minimum" else max
+        uniform = PrivacyLedger(np.full(len(ledger.budgets), pick(ledger.budgets)),
+                                ledger.delta, ledger.sampling_rates, ledger.steps_per_round,
+                                ledger.planned_rounds)
+        return uniform.noise_multipliers
+    return ledger.noise_multipliers
+
+
+def _aggregate(variant: Variant, layer: Tensor, eps: Tensor, public: Tensor,
+               previous: Subspace | None, k: int, generator: torch.Generator
+               ) -> tuple[Tensor, Subspace | None, int]:
+    """One layer's aggregate, the subspace of this round's public updates (for PFA+ and
+    the spectra), and the number of clients that sent only coefficients."""
+    name = variant.aggregator
+    if name in ("fedavg", "minimum", "maximum", "np-fedavg"):
+        return fedavg(layer), None, 0
+    if name == "weiavg" or not bool(public.any()):
+        return weighted_average(layer, eps), None, 0
+    make = public_subspace if variant.projection == "public" else random_subspace
+    current = make(layer[public], k, generator)
+    if name == "pfa" or previous is None:  # PFA, or PFA+'s warm-up round
+        return projected_average(layer, eps, public, current), current, 0
+    private = ~public
+    coefficients = previous.coefficients(layer[private])
+    aggregate = pfa_plus_average(layer[public], coefficients, eps[public], eps[private],
+                                 previous)
+    return aggregate, current, int(private.sum())
+
+
+def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
+                   variants: Sequence[Variant], seed: int,
+                   spectrum_rounds: Sequence[int] = ()) -> TrainingResult:
+    """Train every variant on the same federation; see the module docstring.
+
+    Returns one history table per variant with columns ``round``, ``accuracy``
+    (test accuracy of the global model, NaN between evaluations), ``uplink_bytes``
+    (this round), ``clients`` (sampled), ``public`` (sampled public clients); the
+    spectra are those of the first layer's public updates in ``spectrum_rounds``
+    (PFA with the public subspace).
+    """
+    n_clients, n_examples = federation.y.shape
+    ledger, public, plan = plan_participation(federation.budgets, n_examples, schedule,
+                                              federation.delta, seed)
+    nms = {v: variant_noise(v, ledger) for v in set(variants)}
+    batch_gen = torch.Generator().manual_seed(seed)
+    noise_gen = torch.Generator().manual_seed(seed + 1)
+    sub_gen = torch.Generator().manual_seed(seed + 2)
+    names = [name for name, _ in model.named_parameters()]
+    sizes = {name: p.numel() for name, p in model.named_parameters()}
+    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    params = [{name: t.clone() for name, t in start.items()} for _ in variants]
+    previous: list[dict[str, Subspace | None]] = [dict.fromkeys(names) for _ in variants]
+    rows: list[list[dict]] = [[] for _ in variants]
+    spectra: list[np.ndarray] = []
+    acc0 = _accuracy(model, start, federation.x_test, federation.y_test)
+    for rows_v in rows:
+        rows_v.append({"round": 0, "accuracy": acc0, "uplink_bytes": 0, "clients": 0,
+                       "public": 0})
+    for t in range(1, schedule.rounds + 1):
+        chosen = plan[t - 1]
+        evaluate = t % schedule.eval_every == 0 or t == schedule.rounds
+        if len(chosen) == 0:  # every budget is spent: the model no longer changes
+            for v, rows_v in enumerate(rows):
+                acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
+                       if evaluate else math.nan)
+                rows_v.append({"round": t, "accuracy": acc, "uplink_bytes": 0, "clients": 0,
+                               "public": 0})
+            continue
+        n_k, n_v = len(chosen), len(variants)
+        batches = draw_batches(n_k, n_examples, schedule.local_steps, schedule.batch_size,
+                               batch_gen)
+        # Only the examples the batches use travel to the engine.
+        flat = batches.view(n_k, -1)
+        xs = federation.x[torch.as_tensor(chosen)[:, None], flat]
+        ys = federation.y[torch.as_tensor(chosen)[:, None], flat]
+        local = torch.arange(flat.shape[1]).view(1, schedule.local_steps, schedule.batch_size)
+        x_all = xs.repeat(n_v, *([1] * (xs.dim() - 1)))
+        y_all = ys.repeat(n_v, 1)
+        nm_all = torch.as_tensor(np.concatenate([nms[v][chosen] for v in variants]),
+                                 dtype=torch.float32)
+        start_all = {name: torch.cat([p[name].expand(n_k, *p[name].shape) for p in params])
+                     for name in names}
+        deltas = local_dpsgd(model, start_all, x_all, y_all, local.expand(n_k * n_v, -1, -1),
+                             schedule.lr, schedule.clip, nm_all, noise_gen)
+        eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
+        pub = torch.as_tensor(public[chosen])
+        for v, variant in enumerate(variants):
+            coefficient_clients = 0
+            for name in names:
+                layer = deltas[name][v * n_k:(v + 1) * n_k].reshape(n_k, -1)
+                k = min(variant.k, sizes[name])
+                aggregate, current, n_coef = _aggregate(variant, layer, eps, pub,
+                                                        previous[v][name], k, sub_gen)
+                coefficient_clients = max(coefficient_clients, n_coef)
+                if variant.aggregator == "pfa+":
+                    previous[v][name] = current
+                if (variant.aggregator == "pfa" and variant.projection == "public"
+                        and current is not None and t in spectrum_rounds
+                        and name == names[0]):
+                    spectra.append(current.eigenvalues.numpy().copy())
+                params[v][name] = params[v][name] - aggregate.view_as(params[v][name])
+            floats = upload_floats(sizes, n_k - coefficient_clients, coefficient_clients,
+                                   variant.k)
+            acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
+                   if evaluate else math.nan)
+            rows[v].append({"round": t, "accuracy": acc, "uplink_bytes": 4 * floats,
+                            "clients": n_k, "public": int(pub.sum())})
+    history = [pd.DataFrame(r) for r in rows]
+    noise = {f"{v.aggregator}": nms[v] for v in variants}
+    return TrainingResult(history=history, ledger=ledger, noise_multipliers=noise,
+                          spectra=spectra)

@@ -1,0 +1,123 @@
+"""Figure 5 of PFA: the CIFAR-10 CNN and the IMDb LSTM in the DP-SGD engine, and the runs."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from fedlib.nn.dpsgd import draw_batches, local_dpsgd
+from fedlib.nn.dpsgd_reference import opacus_local_dpsgd
+from fedlib.nn.models import Cifar10CNN, ImdbLSTM, n_parameters
+from fedlib.papers.pfa import experiment as pfa
+
+
+def _max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+
+def test_cifar_cnn_in_the_engine_matches_the_opacus_loop():
+    torch.manual_seed(3)
+    model = Cifar10CNN().double()
+    assert n_parameters(model) == 878_538
+    n_clients, n_examples, steps, batch = 3, 12, 2, 4
+    x = torch.randn(n_clients, n_examples, 3, 32, 32, dtype=torch.float64)
+    y = torch.randint(0, 10, (n_clients, n_examples))
+    batches = draw_batches(n_clients, n_examples, steps, batch, torch.Generator().manual_seed(1))
+    zero = torch.zeros(n_clients)
+    reference = opacus_local_dpsgd(model, None, x, y, batches, 0.1, 0.5, zero)
+    assert max(float(v.abs().max()) for v in reference.values()) > 1e-4
+    for method in ("layers", "func"):
+        delta = local_dpsgd(model, None, x, y, batches, 0.1, 0.5, zero, method=method)
+        assert _max_diff(delta, reference) < 1e-10, method
+
+
+def test_lstm_is_torch_lstm_written_out():
+    torch.manual_seed(0)
+    model = ImdbLSTM(50, embedding_dim=6, hidden_size=5).double()
+    reference = nn.LSTM(6, 5, batch_first=True).double()
+    with torch.no_grad():
+        reference.weight_ih_l0.copy_(model.input_weight)
+        reference.weight_hh_l0.copy_(model.hidden_weight)
+        reference.bias_ih_l0.copy_(model.bias)
+        reference.bias_hh_l0.zero_()
+    tokens = torch.randint(0, 50, (4, 9))
+    _, (h, _) = reference(model.embedding(tokens))
+    expected = model.classifier(h[0])
+    torch.testing.assert_close(model(tokens), expected, rtol=0, atol=1e-12)
+    torch.testing.assert_close(model(tokens.double()), expected, rtol=0, atol=1e-12)
+
+
+def _per_example_loop(model: nn.Module, x, y, batches, lr: float, clip: float):
+    """DP-SGD without noise, one example at a time with plain autograd."""
+    deltas = []
+    for m in range(x.shape[0]):
+        client = ImdbLSTM(model.embedding.num_embeddings, model.embedding.embedding_dim,
+                          model.hidden_size).double()
+        client.load_state_dict(model.state_dict())
+        params = dict(client.named_parameters())
+        for t in range(batches.shape[1]):
+            total = {k: torch.zeros_like(v) for k, v in params.items()}
+            for i in batches[m, t].tolist():
+                loss = nn.functional.cross_entropy(client(x[m, i:i + 1]), y[m, i:i + 1])
+                grads = torch.autograd.grad(loss, list(params.values()))
+                norm = torch.sqrt(sum(g.square().sum() for g in grads))
+                factor = min(1.0, clip / (float(norm) + 1e-6))
+                for k, g in zip(params, grads, strict=True):
+                    total[k] += factor * g
+            with torch.no_grad():
+                for k, p in params.items():
+                    p -= lr / batches.shape[2] * total[k]
+        start = dict(model.named_parameters())
+        deltas.append({k: (start[k] - p).detach() for k, p in params.items()})
+    return {k: torch.stack([d[k] for d in deltas]) for k in deltas[0]}
+
+
+def test_lstm_in_the_engine_matches_a_per_example_loop():
+    torch.manual_seed(5)
+    model = ImdbLSTM(30, embedding_dim=4, hidden_size=3).double()
+    n_clients, n_examples, steps, batch = 2, 6, 3, 3
+    x = torch.randint(0, 30, (n_clients, n_examples, 7)).double()
+    y = torch.randint(0, 2, (n_clients, n_examples))
+    batches = draw_batches(n_clients, n_examples, steps, batch, torch.Generator().manual_seed(2))
+    reference = _per_example_loop(model, x, y, batches, lr=0.5, clip=0.05)
+    assert max(float(v.abs().max()) for v in reference.values()) > 1e-3
+    delta = local_dpsgd(model, None, x, y, batches, 0.5, 0.05, 0.0)
+    assert _max_diff(delta, reference) < 1e-9
+
+
+def test_figure5_runs_at_the_paper_tier_only():
+    assert not [c for c in pfa.figure_configs("quick", 0) if c["figure"] == "fig5"]
+    fig5 = [c for c in pfa.figure_configs("paper", 0) if c["figure"] == "fig5"]
+    settings = {(c["dataset"], c["model"]) for c in fig5}
+    assert settings == {("cifar10", "cnn4"), ("imdb", "lstm")}
+    assert {c["n_clients"] for c in fig5} == {50}
+    for dataset, model in settings:
+        aggregators = {c["aggregator"] for c in fig5
+                       if (c["dataset"], c["model"]) == (dataset, model) and c["seed"] == 0}
+        assert aggregators == set(pfa.MAIN_AGGREGATORS)
+
+
+def test_clients_share_a_small_training_set_equally():
+    assert pfa.examples_per_client(60_000, 30) == 1200
+    assert pfa.examples_per_client(50_000, 50) == 1000
+    assert pfa.examples_per_client(25_000, 50) == 500
+    idx = pfa.client_indices(torch.arange(1000).remainder(10).numpy(), 50, "iid", 0)
+    assert idx.shape == (50, 20) and len(set(idx.ravel())) == 1000
+
+
+def test_figure5_setting_trains_and_carries_the_data_label(monkeypatch):
+    generator = torch.Generator().manual_seed(0)
+    labels = torch.arange(400).remainder(10)
+    images = torch.randn(400, 3, 32, 32, generator=generator)
+    monkeypatch.setattr(pfa, "_examples", lambda dataset, split: (
+        images, labels, "CIFAR-10 (JPEG proxy)"))
+    base = {"figure": "fig5", "dataset": "cifar10", "model": "cnn4", "partition": "iid",
+            "distribution": "mixgauss1", "n_clients": 10, "rounds": 2, "local_steps": 2,
+            "batch_size": 4, "lr": 0.05, "n_test": 50, "eval_every": 1, "seed": 0}
+    configs = [{**base, "aggregator": a, "k": 1, "projection": "public"}
+               for a in ("np-fedavg", "pfa")]
+    tables = pfa.run_setting(configs)
+    assert len(tables) == 2
+    for table in tables:
+        assert set(table["data"]) == {"CIFAR-10 (JPEG proxy)"}
+        assert table["accuracy"].dropna().between(0, 1).all()

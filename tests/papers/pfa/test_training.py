@@ -1,0 +1,115 @@
+"""The federated loop under heterogeneous budgets: sampling, noise, aggregation, bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from fedlib.nn.dpsgd import draw_batches, local_dpsgd
+from fedlib.nn.models import LogisticRegression
+from fedlib.papers.pfa.aggregation import upload_bytes
+from fedlib.papers.pfa.training import (
+    Federation,
+    Schedule,
+    Variant,
+    plan_participation,
+    train_variants,
+    variant_noise,
+)
+from fedlib.privacy.ledger import PrivacyLedger
+
+
+def _federation(n_clients: int = 10, n: int = 40, seed: int = 0) -> Federation:
+    gen = torch.Generator().manual_seed(seed)
+    centres = torch.randn((10, 1, 4, 4), generator=gen) * 2
+    y = torch.randint(0, 10, (n_clients, n), generator=gen)
+    x = centres[y] + 0.5 * torch.randn((n_clients, n, 1, 4, 4), generator=gen)
+    y_test = torch.randint(0, 10, (200,), generator=gen)
+    x_test = centres[y_test] + 0.5 * torch.randn((200, 1, 4, 4), generator=gen)
+    budgets = np.array([0.5, 0.6, 0.4, 0.5, 10.0, 0.5, 0.7, 0.5, 0.6, 0.5])[:n_clients]
+    return Federation(x, y, x_test, y_test, budgets, 1e-5)
+
+
+def _model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return LogisticRegression(in_features=16)
+
+
+SCHEDULE = Schedule(rounds=6, local_steps=3, batch_size=4, lr=0.5)
+
+
+def test_a_variant_trains_the_same_alone_and_beside_others() -> None:
+    fed = _federation()
+    alone = train_variants(_model(), fed, SCHEDULE, [Variant("np-fedavg")], seed=3)
+    together = train_variants(_model(), fed, SCHEDULE,
+                              [Variant("fedavg"), Variant("np-fedavg"), Variant("pfa+")], seed=3)
+    np.testing.assert_allclose(alone.history[0]["accuracy"], together.history[1]["accuracy"])
+
+
+def test_non_private_fedavg_equals_a_hand_written_loop() -> None:
+    fed = _federation()
+    result = train_variants(_model(), fed, SCHEDULE, [Variant("np-fedavg")], seed=5)
+    _, _, plan = plan_participation(fed.budgets, 40, SCHEDULE, fed.delta, seed=5)
+    model = _model()
+    params = {n: p.detach().clone() for n, p in model.named_parameters()}
+    batch_gen = torch.Generator().manual_seed(5)
+    for chosen in plan:
+        if len(chosen) == 0:
+            continue
+        batches = draw_batches(len(chosen), 40, 3, 4, batch_gen)
+        deltas = local_dpsgd(model, params, fed.x[chosen], fed.y[chosen], batches, 0.5, 1.0,
+                             0.0)
+        params = {n: params[n] - deltas[n].mean(dim=0) for n in params}
+    logits = fed.x_test.flatten(1) @ params["1.weight"].T + params["1.bias"]
+    expected = float((logits.argmax(1) == fed.y_test).float().mean())
+    assert result.history[0]["accuracy"].iloc[-1] == pytest.approx(expected)
+
+
+def test_no_client_takes_part_beyond_its_budget() -> None:
+    fed = _federation()
+    schedule = Schedule(rounds=12, local_steps=3, batch_size=4, lr=0.5)
+    ledger, public, plan = plan_participation(fed.budgets, 40, schedule, fed.delta, seed=0)
+    assert public.sum() == 1 and public[4]
+    assert np.all(ledger.spent() <= fed.budgets)
+    assert ledger.rounds_taken.max() <= ledger.planned_rounds
+    counts = np.bincount(np.concatenate(plan), minlength=10)
+    np.testing.assert_array_equal(counts, ledger.rounds_taken)
+    # Sampling keeps the public client in every round while it has budget left.
+    public_rounds = [t for t, chosen in enumerate(plan) if 4 in chosen]
+    assert public_rounds == list(range(ledger.rounds_taken[4]))
+
+
+def test_minimum_and_maximum_calibrate_everyone_at_one_budget() -> None:
+    fed = _federation()
+    ledger = PrivacyLedger(fed.budgets, fed.delta, 0.1, 3, 5)
+    low = variant_noise(Variant("minimum"), ledger)
+    high = variant_noise(Variant("maximum"), ledger)
+    assert np.all(low == low[0]) and np.all(high == high[0])
+    assert low[0] == pytest.approx(ledger.noise_multipliers.max())
+    assert high[0] == pytest.approx(ledger.noise_multipliers.min())
+    assert np.all(variant_noise(Variant("np-fedavg"), ledger) == 0)
+
+
+def test_pfa_plus_sends_coefficients_after_the_warm_up_round() -> None:
+    fed = _federation()
+    result = train_variants(_model(), fed, SCHEDULE, [Variant("fedavg"), Variant("pfa+", k=2)],
+                            seed=1)
+    sizes = {"1.weight": 160, "1.bias": 10}
+    full, plus = result.history
+    for (_, f), (_, p) in zip(full.iloc[1:].iterrows(), plus.iloc[1:].iterrows(), strict=True):
+        assert f["uplink_bytes"] == upload_bytes(sizes, int(f["clients"]))
+        if f["round"] == 1:
+            assert p["uplink_bytes"] == f["uplink_bytes"]
+        elif p["clients"] and p["public"] == 0:  # no public client left: WeiAvg, full uploads
+            assert p["uplink_bytes"] == f["uplink_bytes"]
+        elif p["clients"]:
+            private = int(p["clients"] - p["public"])
+            assert p["uplink_bytes"] == upload_bytes(sizes, int(p["public"]), private, 2)
+
+
+def test_unknown_aggregator_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown aggregator 'median'"):
+        Variant("median")
+    with pytest.raises(ValueError, match="projection"):
+        Variant("pfa", 1, "learned")
