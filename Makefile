@@ -57,19 +57,20 @@ $(GEN)/scale: FORCE
 	@mkdir -p $(GEN)
 	@if [ "$$(cat $@ 2>/dev/null)" != "$(SCALE)" ]; then echo "$(SCALE)" > $@; fi
 
-# One pattern rule per notebook: py:percent -> ipynb -> papermill-executed ipynb.
-# A failing notebook leaves no output and fails the build.
+# One pattern rule per notebook: py:percent -> papermill-executed ipynb, its
+# parameters checked first (fedlib.execute). A failing notebook leaves its partial
+# output in $(GEN)/tmp (the scorecard then reports its old claims as stale) and
+# fails the build.
 $(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale | $(STAMP)
 	@mkdir -p $(GEN)/tmp $(CLAIMS)
-	$(VENV)/bin/jupytext --quiet --to ipynb --output $(GEN)/tmp/$*.ipynb $<
-	$(VENV)/bin/papermill --cwd . --kernel python3 --log-level WARNING \
-	    -p scale $(SCALE) -p claims_dir $(CLAIMS) $(GEN)/tmp/$*.ipynb $(GEN)/tmp/$*.out.ipynb
+	$(PY) -m fedlib.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . \
+	    -p scale $(SCALE) -p claims_dir $(CLAIMS)
 	mv $(GEN)/tmp/$*.out.ipynb $@
 
 notebooks: $(EXECUTED)
 
 $(GEN)/scorecard.md: $(EXECUTED) $(STAMP)
-	$(PY) -m fedlib.claims $(CLAIMS) --markdown $@
+	$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN) --markdown $@
 
 $(GEN)/status.md: $(EXECUTED) $(STAMP)
 	$(PY) -m fedlib.status $(GEN) --output $@
@@ -81,7 +82,7 @@ book: $(GEN)/scorecard.md $(GEN)/status.md
 rebuild-all: book
 
 scorecard: $(STAMP)
-	@$(PY) -m fedlib.claims $(CLAIMS)
+	@$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN)
 
 bench: $(STAMP)
 	$(PY) -m fedlib.bench

@@ -46,10 +46,10 @@ def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     configurations in one vectorized pass vs the same configurations one by one."""
     # Imported here: the DP-SGD worker processes start faster without them.
     from fedlib.data.synthetic import AdditiveSyntheticTask
-    from fedlib.papers.ppsgd import experiment as ppsgd_synthetic
+    from fedlib.papers.ppsgd import experiment as ppsgd
     from fedlib.papers.ppsgd.algorithm import PPSGDConfig, run_synthetic
 
-    grid = ppsgd_synthetic.grid("quick")
+    grid = ppsgd.tier("quick").synthetic
     task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim)
     configs = [
         PPSGDConfig(step=step, alpha_q=alpha_q, noise_multiplier=10.0)

@@ -17,6 +17,8 @@ from typing import Any
 from fedlib.checks import check_device, check_seed, check_workers
 from fedlib.claims import Claim, write_claims
 from fedlib.papers import paper
+from fedlib.paths import claims_dir as paths_claims_dir
+from fedlib.paths import resolve
 from fedlib.tiers import check_scale
 
 
@@ -59,8 +61,10 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     """Check a notebook's standard parameters and start its clock.
 
     ``cpu_only``: the paper's engine runs on the CPU, and any other device is
-    refused. The claims folder is created now, so that a folder that cannot be
-    written is reported before any compute.
+    refused. ``claims_dir`` empty means the book's claims folder (where the
+    scorecard reads); a relative path is taken from the project root, whatever
+    the working directory. The folder is created now, so that one that cannot
+    be written is reported before any compute.
     """
     paper(paper_id)
     check_scale(scale)
@@ -73,7 +77,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     if not isinstance(ray_address, str):
         raise ValueError(f"ray_address={ray_address!r} must be a string "
                          "(empty: run locally; 'auto': the Ray cluster of this machine)")
-    folder = Path(claims_dir)
+    folder = resolve(claims_dir) if str(claims_dir).strip() else paths_claims_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:

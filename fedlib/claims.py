@@ -11,10 +11,12 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fedlib.papers import PAPER_IDS
 from fedlib.paths import atomic_path
+from fedlib.tiers import SCALES
 
 PAPERS = PAPER_IDS
 STATUSES = ("HOLDS", "FAILS", "NOT-RUN")
@@ -129,7 +131,8 @@ def write_claims(path: Path, claims: Sequence[Claim]) -> None:
 
 
 def read_claims(folder: Path) -> list[Claim]:
-    """All claims in ``folder/*.json``, in the papers' order."""
+    """All claims in ``folder/*.json``, in the papers' order (no consistency checks:
+    :func:`checked_claims` is what the scorecard reads)."""
     claims: list[Claim] = []
     for path in sorted(Path(folder).glob("*.json")):
         claims.extend(Claim(**item) for item in json.loads(path.read_text()))
@@ -137,17 +140,100 @@ def read_claims(folder: Path) -> list[Claim]:
     return sorted(claims, key=lambda c: order[c.paper])
 
 
+class ScorecardError(ValueError):
+    """The claims folder cannot give a scorecard to trust (missing, stray, duplicated
+    or stale claims); the message lists every problem and what to do."""
+
+
+def _run_started(notebook: Path) -> datetime | None:
+    """When papermill started executing ``notebook`` (None when it says nothing)."""
+    try:
+        meta = json.loads(notebook.read_text()).get("metadata", {}).get("papermill", {})
+        started = datetime.fromisoformat(str(meta["start_time"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return started if started.tzinfo else started.replace(tzinfo=UTC)
+
+
+def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
+    """Every paper's claims from ``folder``, or a :class:`ScorecardError`.
+
+    The folder must hold exactly one ``<paper>.json`` per paper (no stray copy
+    whose claims would count twice, none missing), each with the claims of its
+    own paper once. With ``runs`` (the folder of executed notebooks, where a
+    failed run leaves ``tmp/<paper>.out.ipynb``), a claims file older than its
+    notebook's last run is stale: that run failed or did not finish.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ScorecardError(f"no claims folder at {folder}: run `make rebuild-all` first "
+                             "(the notebooks write their claims there)")
+    problems: list[str] = []
+    known = {f"{paper}.json" for paper in PAPERS}
+    stray = sorted(p.name for p in folder.glob("*.json") if p.name not in known)
+    if stray:
+        problems.append(f"stray claims files {', '.join(stray)}: only <paper>.json files "
+                        "belong in the claims folder; remove the others")
+    missing = [paper for paper in PAPERS if not (folder / f"{paper}.json").is_file()]
+    if missing:
+        problems.append(f"no claims from {', '.join(missing)}: run `make rebuild-all` "
+                        "(or those notebooks) first")
+    claims: list[Claim] = []
+    for paper in PAPERS:
+        path = folder / f"{paper}.json"
+        if not path.is_file():
+            continue
+        try:
+            found = [Claim(**item) for item in json.loads(path.read_text())]
+        except (ValueError, TypeError) as error:
+            problems.append(f"{path.name} is not a claims file ({error}); rerun its notebook")
+            continue
+        others = sorted({c.paper for c in found if c.paper != paper})
+        if others:
+            problems.append(f"{path.name} holds claims of {', '.join(others)}")
+        ids = [c.claim_id for c in found]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            problems.append(f"{path.name} lists claims twice: {', '.join(twice)}")
+        if runs is not None:
+            written = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+            attempts = [_run_started(Path(runs) / f"{paper}.ipynb"),
+                        _run_started(Path(runs) / "tmp" / f"{paper}.out.ipynb")]
+            last = max((a for a in attempts if a is not None), default=None)
+            if last is not None and written < last:
+                problems.append(
+                    f"{path.name} is stale: written {written:%Y-%m-%d %H:%M:%S} UTC, before "
+                    f"the last run of notebooks/{paper}.py started ({last:%Y-%m-%d %H:%M:%S} "
+                    "UTC), which failed or did not finish; rerun it")
+        claims.extend(found)
+    if problems:
+        raise ScorecardError("the scorecard cannot be trusted:\n- " + "\n- ".join(problems))
+    return claims
+
+
+def _tiers(claims: Sequence[Claim]) -> list[str]:
+    return sorted({c.scale for c in claims}, key=lambda s: (s not in SCALES, SCALES.index(s)
+                                                            if s in SCALES else 0, s))
+
+
 def summary(claims: Iterable[Claim]) -> str:
+    """Counts per tier: ``claims at quick: 28 hold, 33 fail, 7 not run``."""
     claims = list(claims)
-    counts = {s: sum(c.status == s for c in claims) for s in STATUSES}
-    return (
-        f"claims: {counts['HOLDS']} hold, {counts['FAILS']} fail, {counts['NOT-RUN']} not run"
-    )
+    if not claims:
+        return "claims: none"
+    parts = []
+    for tier in _tiers(claims):
+        at = [c for c in claims if c.scale == tier]
+        counts = {s: sum(c.status == s for c in at) for s in STATUSES}
+        parts.append(f"claims at {tier or 'an unnamed tier'}: {counts['HOLDS']} hold, "
+                     f"{counts['FAILS']} fail, {counts['NOT-RUN']} not run")
+    return "; ".join(parts)
 
 
 def scorecard_text(claims: Sequence[Claim]) -> str:
-    """One line per claim, ``<paper> <claim-id> <status> <text>``, then the counts."""
-    lines = [f"{c.paper} {c.claim_id} {c.status} {c.text}" for c in claims]
+    """One line per claim, ``<paper> <claim-id> <tier> <status> <text>``, then the
+    counts per tier."""
+    lines = [f"{c.paper} {c.claim_id} {c.scale or '-'} {c.status} {c.text}" for c in claims]
     lines.append(summary(claims))
     return "\n".join(lines)
 
@@ -183,24 +269,27 @@ def scorecard_markdown(claims: Sequence[Claim]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fedlib.claims FOLDER [--markdown OUT]``."""
+    """``python -m fedlib.claims [FOLDER] [--runs DIR] [--markdown OUT]``."""
     import argparse
 
+    from fedlib.paths import claims_dir
+
     parser = argparse.ArgumentParser(description="Print or render the reproduction scorecard.")
-    parser.add_argument("folder", type=Path, help="folder of per-paper claims JSON files")
+    parser.add_argument("folder", type=Path, nargs="?", default=None,
+                        help="folder of per-paper claims JSON files (default: the book's)")
+    parser.add_argument("--runs", type=Path,
+                        help="folder of the executed notebooks: claims older than their "
+                        "notebook's last run are reported as stale")
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
     args = parser.parse_args(argv)
-    if not args.folder.is_dir():
-        print(
-            f"no claims folder at {args.folder}: run `make rebuild-all` first "
-            "(the notebooks write their claims there)",
-            file=sys.stderr,
-        )
+    try:
+        claims = checked_claims(args.folder or claims_dir(), args.runs)
+    except ScorecardError as error:
+        print(str(error), file=sys.stderr)
         return 1
-    claims = read_claims(args.folder)
     if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(scorecard_markdown(claims))
+        with atomic_path(args.markdown) as tmp:
+            tmp.write_text(scorecard_markdown(claims))
     else:
         print(scorecard_text(claims))
     return 0

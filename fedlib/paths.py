@@ -29,9 +29,44 @@ def data_mirror() -> Path | None:
     return Path(value).expanduser().resolve() if value else None
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
 def offline() -> bool:
-    """True when ``$FEDLIB_OFFLINE`` is set to 1/true/yes: never try the network."""
-    return os.environ.get("FEDLIB_OFFLINE", "").strip().lower() in {"1", "true", "yes"}
+    """True when ``$FEDLIB_OFFLINE`` says so (1/true/yes/on): never try the network.
+
+    Unset, empty or 0/false/no/off mean online; any other value is an error
+    rather than a guess (a misspelt "of" must not send fedlib to the network).
+    """
+    value = os.environ.get("FEDLIB_OFFLINE", "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(
+        f"FEDLIB_OFFLINE={os.environ['FEDLIB_OFFLINE']!r} is neither on nor off; set it to "
+        "1 (never download) or 0 (download what is missing), or unset it."
+    )
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def claims_dir() -> Path:
+    """Where the notebooks write their claims and the scorecard reads them:
+    ``$FEDLIB_CLAIMS_DIR`` or ``book/generated/claims``, whatever the working directory."""
+    return _env_path("FEDLIB_CLAIMS_DIR", PROJECT_ROOT / "book" / "generated" / "claims")
+
+
+def resolve(path: str | os.PathLike[str]) -> Path:
+    """``path`` as an absolute path, a relative one taken from the project root (not the
+    working directory, which differs between make, papermill and Jupyter)."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else (PROJECT_ROOT / path).resolve()
 
 
 def results_dir() -> Path:
@@ -44,6 +79,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
 
     Readers never see a half-written file, and a failure leaves nothing behind.
+    The file ends with the permissions the process's umask gives new files.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,6 +87,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp creates the file owner-only; give it the mode any new file gets here.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -20,6 +20,26 @@ def _alpha_label(alpha_q: float) -> str:
     return r"$\alpha Q=\infty$" if math.isinf(alpha_q) else rf"$\alpha Q={alpha_q:g}$"
 
 
+def epsilon_twin_axis(ax: plt.Axes, panel: pd.DataFrame) -> plt.Axes | None:
+    """Draw the privacy guarantee of a panel's released models on a second y axis (dashed).
+
+    ``panel`` holds one noise level's curves (columns alpha_q, noise_multiplier,
+    iteration, epsilon); the runs that release a global model (alpha_q > 0) under
+    noise share one epsilon per iteration. Returns the second axis, or None when
+    nothing private is drawn (no noise, or local learning only).
+    """
+    private = panel[(panel["alpha_q"] > 0) & (panel["noise_multiplier"] > 0)]
+    if not len(private):
+        return None
+    eps = private.groupby("iteration")["epsilon"].first()
+    twin = ax.twinx()
+    twin.plot(eps.index, eps.values, "--", color=EPSILON_COLOR)
+    twin.set_ylabel(r"$\varepsilon$ (RDP, $\delta=10^{-4}$)", color=EPSILON_COLOR)
+    twin.tick_params(axis="y", colors=EPSILON_COLOR)
+    twin.grid(False)
+    return twin
+
+
 def excess_risk_panels(
     curves: pd.DataFrame, alphas: Sequence[float], sigmas: Sequence[float] | None = None
 ) -> plt.Figure:
@@ -49,14 +69,7 @@ def excess_risk_panels(
         ax.set_ylabel("excess risk (best step size)")
         ax.text(0.97, 0.97, rf"$\sigma={sigma:g}$", transform=ax.transAxes, ha="right",
                 va="top", fontsize=11, bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
-        private = panel[(panel["alpha_q"] > 0) & (panel["noise_multiplier"] > 0)]
-        if len(private):
-            eps = private.groupby("iteration")["epsilon"].first()
-            twin = ax.twinx()
-            twin.plot(eps.index, eps.values, "--", color=EPSILON_COLOR)
-            twin.set_ylabel(r"$\varepsilon$ (RDP, $\delta=10^{-4}$)", color=EPSILON_COLOR)
-            twin.tick_params(axis="y", colors=EPSILON_COLOR)
-            twin.grid(False)
+        epsilon_twin_axis(ax, panel)
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     return fig

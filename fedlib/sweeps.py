@@ -20,6 +20,9 @@ import hashlib
 import json
 import math
 import os
+import threading
+import time
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from functools import cache
@@ -28,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 import fedlib
@@ -188,8 +193,31 @@ def run_key(config: Config, module: str | None = None) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
+STORE_LAYOUT = "fedlib-run/1"
+"""Layout tag written into every cached run: a file of another layout is set aside."""
+
+_METADATA_KEY = b"fedlib"
+
+
+def content_digest(table: pd.DataFrame) -> str:
+    """SHA-256 of a run table's columns, dtypes and values (the cache's content check)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([[str(c), str(table[c].dtype)] for c in table.columns]).encode())
+    digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+class DamagedRunError(RuntimeError):
+    """A cached run file that cannot be trusted (unreadable, other layout, content changed)."""
+
+
 class ResultStore:
-    """Parquet files of finished runs, one per run key, under ``root/experiment``."""
+    """Parquet files of finished runs, one per run key, under ``root/experiment``.
+
+    Every file carries its layout tag, its key and a digest of its content; a
+    file that fails any of these checks is moved to ``.damaged/`` beside it with a
+    warning and its run is computed again, never merged as found.
+    """
 
     def __init__(self, experiment: str, root: Path | None = None) -> None:
         if not experiment or any(c in experiment for c in "/\\") or experiment.startswith("."):
@@ -203,12 +231,56 @@ class ResultStore:
         return self.path(key).is_file()
 
     def load(self, key: str) -> pd.DataFrame:
-        return pd.read_parquet(self.path(key))
+        """The run stored under ``key``; :class:`DamagedRunError` if it cannot be trusted."""
+        path = self.path(key)
+        try:
+            stored = pq.read_table(path)
+            table = stored.to_pandas()
+        except Exception as error:  # any reader failure: truncated, empty, not Parquet
+            raise DamagedRunError(f"{path.name} cannot be read ({error})") from error
+        raw = (stored.schema.metadata or {}).get(_METADATA_KEY)
+        try:
+            meta = json.loads(raw) if raw else {}
+        except ValueError:
+            meta = {}
+        if meta.get("layout") != STORE_LAYOUT or meta.get("key") != key:
+            raise DamagedRunError(
+                f"{path.name} is not a run of this layout ({STORE_LAYOUT}) and key")
+        if content_digest(table) != meta.get("sha256"):
+            raise DamagedRunError(f"{path.name} does not match its content digest")
+        return table
+
+    def read(self, key: str) -> pd.DataFrame | None:
+        """The run under ``key``, or None when there is none or it was damaged (then
+        it is moved to ``.damaged/`` with a warning, so that it is computed again)."""
+        if not self.has(key):
+            return None
+        try:
+            return self.load(key)
+        except DamagedRunError as error:
+            aside = self.set_aside(key)
+            warnings.warn(f"cached run {error}; moved to {aside.relative_to(self.folder)} and "
+                          "computed again", RuntimeWarning, stacklevel=2)
+            return None
+
+    def set_aside(self, key: str) -> Path:
+        """Move the file of ``key`` to ``.damaged/`` (kept for inspection, never read)."""
+        folder = self.folder / ".damaged"
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{key}.{time.strftime('%Y%m%dT%H%M%S')}.{os.getpid()}.parquet"
+        os.replace(self.path(key), target)
+        return target
 
     def save(self, key: str, table: pd.DataFrame) -> None:
-        """Write atomically: a temporary file in the same folder, then a rename."""
+        """Write atomically (a temporary file in the same folder, then a rename), with
+        the layout tag, the key and the content digest of what a reader will get back."""
+        arrow = pa.Table.from_pandas(table, preserve_index=False)
+        meta = {"layout": STORE_LAYOUT, "key": key,
+                "sha256": content_digest(arrow.to_pandas())}
+        arrow = arrow.replace_schema_metadata(
+            {**(arrow.schema.metadata or {}), _METADATA_KEY: json.dumps(meta).encode()})
         with paths.atomic_path(self.path(key)) as tmp:
-            table.to_parquet(tmp, index=False)
+            pq.write_table(arrow, tmp)
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
@@ -254,10 +326,20 @@ def plan_groups(
     return [list(chunk) for members in groups.values() for chunk in _chunks(members, size)]
 
 
-def _worker_init(threads: int) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """Watch the parent process; end this worker as soon as the parent is gone."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _worker_init(threads: int, parent: int) -> None:
+    """Set a worker's torch threads, and make it end with the sweep that started it
+    (a sweep killed hard leaves no worker computing for nobody)."""
     import torch
 
     torch.set_num_threads(threads)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
 def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]) -> list[pd.DataFrame]:
@@ -305,7 +387,8 @@ def sweep(
     keys = [run_key(c, module) for c in configs]
     if len(set(keys)) != len(keys):
         raise ValueError("configs contain duplicates: every run must differ in some field")
-    pending = [c for c, k in zip(configs, keys, strict=True) if not store.has(k)]
+    cached = {k: table for k in keys if (table := store.read(k)) is not None}
+    pending = [c for c, k in zip(configs, keys, strict=True) if k not in cached]
     groups = plan_groups(pending, batched, max_group_size)
 
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
@@ -329,7 +412,7 @@ def sweep(
 
     tables = []
     for key in keys:
-        table = store.load(key)
+        table = cached[key] if key in cached else store.load(key)
         table.insert(0, "run_key", key)
         tables.append(table)
     return pd.concat(tables, ignore_index=True)
@@ -347,7 +430,7 @@ def _run_locally(groups, runner, workers, finish) -> None:
         max_workers=workers,
         mp_context=get_context("spawn"),
         initializer=_worker_init,
-        initargs=(threads,),
+        initargs=(threads, os.getpid()),
     ) as pool:
         futures: dict[Future, list[dict[str, Any]]] = {
             pool.submit(_run_group_in_worker, runner, group): group for group in groups
@@ -359,8 +442,12 @@ def _run_locally(groups, runner, workers, finish) -> None:
                 for future in done:
                     finish(futures[future], future.result())
         except BaseException:
+            # Interrupted or failed: finished runs are saved already; stop the
+            # workers now instead of letting them finish groups nobody will save.
             for future in futures:
                 future.cancel()
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
             raise
 
 

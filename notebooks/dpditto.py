@@ -40,8 +40,8 @@ seed = 0  # first seed (partition, initial model, minibatches, noise)
 device = "cpu"  # the DP-Ditto engine runs on the CPU here
 workers = 1  # local processes for the sweep (0 means all cores)
 ray_address = ""  # Ray cluster address for the sweep (empty: run locally)
-claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
-# Inferred / reconstructed settings (the paper's numbers were lost); 0 keeps the tier's value.
+claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
+# Inferred / reconstructed settings (the paper's numbers were lost).
 clip_bound = 10.0  # model clipping norm C (inferred)
 fig5_lambda = 0.05  # the small lambda of Figure 5 (inferred)
 fig6_epsilon = 10.0  # epsilon of Figures 6 and 7 (inferred)
@@ -52,34 +52,19 @@ bound_local_steps = 50  # local GD steps per round in the linear case (reconstru
 bound_lambda = 0.5  # lambda of the Figure 2 curves (reconstructed)
 
 # %%
-import dataclasses
-import time
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from fedlib.checks import check_seed, check_workers
-from fedlib.claims import write_claims
+from fedlib.chapter import open_chapter, show_claims
+from fedlib.papers.dpditto import bound, figures
+from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
-from fedlib.papers.dpditto.figures import panel_label
-from fedlib.plots import glue_claims_table, glue_figure
-from fedlib.tiers import check_scale
+from fedlib.plots import glue_figure
 
-check_scale(scale)
-check_seed(seed)
-check_workers(workers)
-if device != "cpu":
-    raise ValueError(f"device={device!r}: this chapter's engine runs on the CPU; use 'cpu'")
-default = dd.tier(scale)
-setup = dataclasses.replace(
-    default, seeds=tuple(seed + s for s in default.seeds),
-    panel_seeds={p: tuple(seed + s for s in v) for p, v in default.panel_seeds.items()},
-    clip=clip_bound, fig5_lambda=fig5_lambda, fig6_epsilon=fig6_epsilon,
-    compare_epsilons=(compare_low, compare_high))
-started = time.perf_counter()
+chapter = open_chapter("dpditto", scale=scale, seed=seed, device=device, workers=workers,
+                       ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
+setup = dd.tier(scale, clip=clip_bound, fig5_lambda=fig5_lambda, fig6_epsilon=fig6_epsilon,
+                compare_epsilons=(compare_low, compare_high))
 
 # %% [markdown]
 # ## Setup
@@ -95,13 +80,13 @@ started = time.perf_counter()
 # %%
 display(pd.DataFrame({
     "tier": [scale], "panels": [", ".join(setup.panels)],
-    "T grid": [str(setup.rounds)], "seeds": [str(setup.seeds)],
+    "T grid": [str(setup.rounds)], "seeds": [str(dd.run_seeds(setup, seed))],
     "local steps E = E_p (inferred)": [setup.local_steps], "learning rate": [setup.lr],
     "clip C (inferred)": [setup.clip], "Figures 3-4 epsilons (inferred)":
         [str(setup.compare_epsilons)], "Figure 5 lambda (inferred)": [setup.fig5_lambda],
     "Figures 6-7 epsilon (inferred)": [setup.fig6_epsilon],
 }).T.rename(columns={0: ""}))
-not_run = [p for p in dd.PANELS if p not in setup.panels]
+not_run = dd.panels_not_run(setup)
 if not_run:
     display(Markdown(f"Not run at this tier: {', '.join(not_run)}; their claims are reported "
                      "as not run. CIFAR-10 runs on the JPEG proxy where the original "
@@ -119,9 +104,9 @@ if not_run:
 # ```
 
 # %%
-privacy = dd.privacy_table(setup.clip, 2625, (10, 100), (1.0, 10.0, 100.0))
+privacy = dc.privacy_table(setup.clip, 2625, (10, 100), (1.0, 10.0, 100.0))
 display(privacy.round(5))
-display(Markdown(dd.privacy_verdict(privacy)))
+display(Markdown(dc.privacy_verdict(privacy)))
 
 # %% [markdown]
 # ## Figure 2: the convergence bound and the optimal number of aggregations
@@ -133,21 +118,11 @@ display(Markdown(dd.privacy_verdict(privacy)))
 # DP-noise term growing with $T$). Every constant is a parameter above.
 
 # %%
-case = dd.LinearCase(a=bound_curvature, local_steps=bound_local_steps,
-                     personal_steps=bound_local_steps, clip=setup.clip, lr=0.005,
-                     personal_lr=0.005)
-fig, ax = plt.subplots(figsize=(6, 4))
-optima = {}
-for eps in (1.0, 10.0, 100.0):
-    t_star, curve = dd.optimal_rounds(case, eps, bound_lambda, bound_max_rounds)
-    optima[eps] = t_star
-    ax.plot(np.arange(1, bound_max_rounds + 1), curve, label=f"eps={eps:g} (T*={t_star})")
-    ax.plot(t_star, curve[t_star - 1], "ko")
-ax.set_yscale("log")
-ax.set_xlabel("aggregations T")
-ax.set_ylabel("E||v_T - v*||^2 (bound)")
-ax.legend()
-glue_figure("dpditto_fig2", fig)
+case = bound.LinearCase(a=bound_curvature, local_steps=bound_local_steps,
+                        personal_steps=bound_local_steps, clip=setup.clip, lr=0.005,
+                        personal_lr=0.005)
+curves = bound.bound_curves(case, (1.0, 10.0, 100.0), bound_lambda, bound_max_rounds)
+glue_figure("dpditto_fig2", figures.figure_2(curves))
 
 # %% [markdown]
 # ```{glue:figure} dpditto_fig2
@@ -162,35 +137,14 @@ glue_figure("dpditto_fig2", fig)
 # ## Runs
 
 # %%
-runs = dd.run_panels(setup, workers=workers or None, ray_address=ray_address or None,
-                     progress=False)
-display(runs.groupby(["panel", "method"]).size().rename("runs").to_frame())
+runs = dd.run(setup, seed, **chapter.sweep_args)
+display(dc.run_counts(runs))
 
 # %% [markdown]
 # ## Figures 3 and 4: DP-Ditto against the DP baselines
 
-
 # %%
-def compare_figure(panel: str) -> plt.Figure:
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
-    for col, eps in enumerate(setup.compare_epsilons):
-        frame = dd.comparison(runs, panel, eps)
-        for method, sel in frame.groupby("method"):
-            curve = sel.groupby("rounds")[["accuracy", "fairness"]].agg(["mean", "min", "max"])
-            for row, metric in enumerate(("accuracy", "fairness")):
-                ax = axes[row, col]
-                ax.plot(curve.index, curve[(metric, "mean")], marker="o", label=method)
-                ax.fill_between(curve.index, curve[(metric, "min")], curve[(metric, "max")],
-                                alpha=0.15)
-                ax.set_ylabel("test accuracy" if metric == "accuracy" else "std of train losses")
-        axes[0, col].set_title(f"{panel_label(panel)}, eps = {eps:g}")
-        axes[1, col].set_xlabel("aggregations T")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-glue_figure("dpditto_fig3", compare_figure(setup.compare_panels[0]))
+glue_figure("dpditto_fig3", figures.compare_figure(runs, setup, setup.compare_panels[0]))
 
 # %% [markdown]
 # ```{glue:figure} dpditto_fig3
@@ -204,47 +158,26 @@ glue_figure("dpditto_fig3", compare_figure(setup.compare_panels[0]))
 
 # %%
 for panel in setup.compare_panels[1:]:
-    figure = compare_figure(panel)
-    display(figure)
-    plt.close(figure)
-    display(Markdown(f"The same comparison on {panel_label(panel)} (seeds "
-                     f"{list(setup.seeds_of(panel))}, T in {list(setup.rounds_of(panel))})."))
+    figures.show(figures.compare_figure(runs, setup, panel))
+    display(Markdown(f"The same comparison on {figures.panel_label(panel)} (seeds "
+                     f"{list(dd.run_seeds(setup, seed, panel))}, "
+                     f"T in {list(setup.rounds_of(panel))})."))
 
 # %% [markdown]
 # The headline: relative improvement of DP-Ditto over each DP baseline, averaged
 # over $T$ and seeds, beside the paper's numbers.
 
 # %%
-headline = pd.concat([dd.headline_table(runs, p, setup.compare_epsilons).assign(panel=p)
-                      for p in setup.compare_panels])
-display(headline.round(2))
-chance = [f"{m} on {panel_label(p)}" for p in setup.compare_panels
-          for m, acc in dd.comparison(runs, p, max(setup.compare_epsilons))
-          .groupby("method")["accuracy"].mean().items() if acc < 0.2]
-if chance:
-    display(Markdown(
-        "Near chance accuracy (below 0.2 with ten classes) at the larger epsilon: "
-        + ", ".join(chance) + ". A model that has not learned has nearly the same loss on "
-        "every client, so its spread of losses is small: against these, a negative "
-        "fairness gain says the baseline did not train, not that it is fair."))
+display(dc.headlines(runs, setup).round(2))
+chance_note = dc.near_chance_note(runs, setup, figures.panel_label)
+if chance_note:
+    display(Markdown(chance_note))
 
 # %% [markdown]
 # ## Figure 5: personal training loss vs $T$ for several budgets
 
 # %%
-fig, axes = plt.subplots(1, len(setup.panels), figsize=(5 * len(setup.panels), 3.6),
-                         squeeze=False)
-for ax, panel in zip(axes[0], setup.panels, strict=True):
-    for eps in setup.epsilons:
-        sel = dd.ditto(runs, panel, eps, setup.fig5_lambda)
-        curve = sel.groupby("rounds")["loss"].mean()
-        ax.plot(curve.index, curve.values, marker="o", label=f"eps={eps:g}")
-    ax.set_title(f"{panel_label(panel)}, lambda={setup.fig5_lambda:g}")
-    ax.set_xlabel("aggregations T")
-    ax.set_ylabel("personal training loss")
-    ax.legend(fontsize=7)
-fig.tight_layout()
-glue_figure("dpditto_fig5", fig)
+glue_figure("dpditto_fig5", figures.figure_5(runs, setup))
 
 # %% [markdown]
 # ```{glue:figure} dpditto_fig5
@@ -257,40 +190,10 @@ glue_figure("dpditto_fig5", fig)
 # ## Figures 6 and 7: the weight $\lambda$
 
 # %%
-panel6 = setup.lambda_panels[0]
-eps6 = setup.fig6_epsilon
-sel6 = runs[(runs["panel"] == panel6) & (runs["method"] == "DP-Ditto")
-            & ((runs["epsilon"] == eps6) | (runs["lam"] == 0))]
-grid6 = sel6.groupby(["lam", "rounds"])[["accuracy", "fairness", "loss"]].mean()
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for lam, sel in grid6.groupby(level="lam"):
-    sel = sel.droplevel("lam")
-    axes[0].plot(sel.index, sel["accuracy"], marker="o", label=f"lambda={lam:g}")
-    axes[1].plot(sel.index, sel["fairness"], marker="o", label=f"lambda={lam:g}")
-axes[0].set_ylabel("test accuracy")
-axes[1].set_ylabel("std of train losses")
-for ax in axes:
-    ax.set_xlabel("aggregations T")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
-glue_figure("dpditto_fig6", fig)
-
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for t, sel in grid6.groupby(level="rounds"):
-    sel = sel.droplevel("rounds")
-    axes[0].plot(sel.index, sel["fairness"], marker="o", label=f"T={t}")
-for lam, sel in grid6.groupby(level="lam"):
-    sel = sel.droplevel("lam")
-    axes[1].plot(sel.index, sel["loss"], marker="o", label=f"lambda={lam:g}")
-axes[0].set_xlabel("lambda")
-axes[0].set_ylabel("std of train losses")
-axes[1].set_xlabel("aggregations T")
-axes[1].set_ylabel("personal training loss")
-axes[0].legend(fontsize=7)
-axes[1].legend(fontsize=7)
-fig.tight_layout()
-glue_figure("dpditto_fig7", fig)
-t_opt, lam_opt, path = dd.alternating_search(runs, panel6, eps6, setup.fig5_lambda)
+glue_figure("dpditto_fig6", figures.figure_6(runs, setup))
+glue_figure("dpditto_fig7", figures.figure_7(runs, setup))
+t_opt, lam_opt, path = dc.alternating_search(runs, setup.lambda_panels[0],
+                                             setup.fig6_epsilon, setup.fig5_lambda)
 display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = "
                  f"({t_opt}, {lam_opt:g}); path {path}."))
 
@@ -312,11 +215,9 @@ display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = 
 # ## Claims
 
 # %%
-claims = dd.evaluate_claims(runs, setup, scale, optima, bound_max_rounds)
-Path(claims_dir).mkdir(parents=True, exist_ok=True)
-write_claims(Path(claims_dir) / "dpditto.json", claims)
-glue_claims_table("dpditto_claims_table", claims)
-display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
+claims = dc.evaluate(runs, setup, scale, curves, bound_max_rounds)
+chapter.write_claims(claims)
+show_claims(claims)
 
 # %% [markdown]
 # ```{glue:figure} dpditto_claims_table
@@ -344,5 +245,4 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 # - At $\lambda=1$ the personal model is the global model itself.
 
 # %%
-elapsed = time.perf_counter() - started
-display(Markdown(f"This chapter ran at the `{scale}` tier in {elapsed:.0f} s."))
+chapter.close()

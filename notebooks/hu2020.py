@@ -40,33 +40,22 @@ seed = 0  # seed of the per-subject train/test split and of the solver's random 
 device = "cpu"  # the solver runs on the CPU (numpy)
 workers = 0  # local processes for the sweep (0 means all cores)
 ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
-claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
+claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 features = "auto"  # auto | uci-561 | inertial-map (auto: the official features when available)
 
 # %%
-import time
-from pathlib import Path
-
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
-from fedlib.checks import check_seed, check_workers
-from fedlib.claims import write_claims
+from fedlib.chapter import open_chapter, show_claims
+from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
-from fedlib.plots import error_vs_parameter, glue_claims_table, glue_figure, loss_curve_panels
-from fedlib.tiers import check_scale
+from fedlib.papers.hu2020 import figures as hu_figures
+from fedlib.plots import glue_figure
 
-check_scale(scale)
-check_seed(seed)
-if device != "cpu":
-    raise ValueError(f"device={device!r}: this solver runs on the CPU; use device='cpu'")
-check_workers(workers)
-if features not in ("auto", "uci-561", "inertial-map"):
-    raise ValueError(f"features={features!r}: use 'auto', 'uci-561' or 'inertial-map'")
-setup = hu.tier(scale)
-sweep_args = dict(workers=workers or None, ray_address=ray_address or None)
-started = time.perf_counter()
+chapter = open_chapter("hu2020", scale=scale, seed=seed, device=device, workers=workers,
+                       ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
+features = hu.check_features(features)
+setup = hu.tier(chapter.scale)
 
 # %% [markdown]
 # ## Data
@@ -83,15 +72,8 @@ started = time.perf_counter()
 # are split 75/25 at random (seeded).
 
 # %%
-source, train, test = hu.har_tasks(features, seed)
-n_train = np.array([len(y) for _, y in train])
-display(pd.DataFrame({
-    "feature source": [source],
-    "features": [train[0][0].shape[1]],
-    "tasks (subjects)": [len(train)],
-    "training examples per task": [f"{n_train.min()}-{n_train.max()}"],
-    "positive (sitting) share": [f"{np.mean(np.concatenate([y for _, y in train]) > 0):.3f}"],
-}).T.rename(columns={0: ""}))
+source, train, test = hu.har_tasks(features, chapter.seed)
+display(hu_claims.data_table(source, train))
 if source == "inertial-map":
     level = hu.inertial_gravity_level()
     display(Markdown(
@@ -112,40 +94,26 @@ if source == "inertial-map":
 # (non-private runs, mean validation error over folds), on the grid this tier uses:
 
 # %%
-cv = hu.finals(hu.run_configs(hu.cv_configs(setup, features, seed), **sweep_args))
+cv = hu_claims.finals(hu.run(setup, chapter.seed, stage="cv", features=features,
+                             **chapter.sweep_args))
 lam, xi, cv_table = hu.choose_hyperparameters(cv)
-display(cv_table.pivot(index="lam", columns="xi", values="error").round(3))
+display(hu_claims.cv_error_grid(cv_table).round(3))
 display(Markdown(f"Chosen: $\\lambda={lam:g}$, $\\xi={xi}$. Rounds: $K={setup.inner_rounds}$ "
                  f"inner × $H={setup.outer_rounds}$ outer, at most $n_{{\\min}}={setup.n_min}$ "
                  f"SDCA steps per round, {setup.repeats} repeats per point, "
                  f"$\\varepsilon={hu.EPSILON:g}$, $\\delta={hu.DELTA:g}$ unless swept."))
 
 # %%
-runs = hu.run_configs(hu.figure_configs(setup, features, seed, lam, xi), **sweep_args)
-last = hu.finals(runs)
-fig4 = last[last["figure"] == "fig4"]
-best_drop = float(fig4[fig4["epsilon"].notna()].groupby("p_drop")["error"].mean().idxmin())
-fig5 = hu.finals(hu.run_configs(hu.figure_configs(setup, features, seed, lam, xi, best_drop),
-                                **sweep_args))
+runs = hu.run(setup, chapter.seed, stage="figures", features=features, lam=lam, xi=xi,
+              **chapter.sweep_args)
+last = hu_claims.finals(runs)
+best_drop = hu.best_drop_probability(last)
+fig5 = hu_claims.finals(hu.run(setup, chapter.seed, stage="fig5", features=features, lam=lam,
+                               xi=xi, best_drop=best_drop, **chapter.sweep_args))
 
-
-def setting(frame: pd.DataFrame) -> pd.Series:
-    return np.where(frame["epsilon"].notna(), f"private (eps={hu.EPSILON:g})", "non-private")
-
-
-curves = runs[runs["figure"].str.startswith("fig2")].assign(
-    label=lambda f: setting(f), seed=lambda f: f["repeat"])
-panels = [(f"({p}) tau={t:g}, P_drop={d:g}", curves[curves["figure"] == "fig2" + p])
-          for p, (t, d) in hu.FIG2_SETTINGS.items()]
-glue_figure("hu2020_fig2", loss_curve_panels(curves, panels, value="primal",
-                                             ylabel="primal objective", log_y=True))
-glue_figure("hu2020_fig34", error_vs_parameter([
-    ("device variability tau", last[last["figure"] == "fig3"].assign(setting=setting), "tau"),
-    ("drop probability P_drop", fig4.assign(setting=setting), "p_drop"),
-], log_x=[False, False]))
-glue_figure("hu2020_fig5", error_vs_parameter([
-    ("epsilon", fig5.assign(setting=f"private, tau=1, P_drop={best_drop:g}"), "epsilon"),
-], log_x=[True]))
+glue_figure("hu2020_fig2", hu_figures.figure_2(runs))
+glue_figure("hu2020_fig34", hu_figures.figures_3_and_4(last))
+glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop))
 
 # %% [markdown]
 # ## Figure 2: convergence
@@ -178,11 +146,9 @@ glue_figure("hu2020_fig5", error_vs_parameter([
 # ```
 
 # %%
-claims = hu.evaluate_claims(runs, fig5, scale)
-Path(claims_dir).mkdir(parents=True, exist_ok=True)
-write_claims(Path(claims_dir) / "hu2020.json", claims)
-glue_claims_table("hu2020_claims_table", claims)
-display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
+claims = hu_claims.evaluate(runs, fig5, chapter.scale)
+chapter.write_claims(claims)
+show_claims(claims)
 
 # %% [markdown]
 # ## Claims
@@ -211,8 +177,8 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 # all $K H$ rounds:
 
 # %%
-accounting = hu.accounting_table(setup, n_train, (1.0, hu.EPSILON, 100.0), tau=1.0,
-                                 p_drop=best_drop)
+accounting = hu_claims.accounting_table(setup, hu.task_sizes(train),
+                                        (1.0, hu.EPSILON, 100.0), tau=1.0, p_drop=best_drop)
 display(accounting.round(4))
 
 # %% [markdown]
@@ -229,5 +195,4 @@ display(accounting.round(4))
 #   (listed above); the paper's are finer.
 
 # %%
-elapsed = time.perf_counter() - started
-display(Markdown(f"This chapter ran at the `{scale}` tier in {elapsed:.0f} s."))
+chapter.close()

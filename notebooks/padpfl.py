@@ -47,7 +47,7 @@ seed = 0  # first of the tier's three seeds (data split, corruption, model init,
 device = "cpu"  # the PADPFL engine runs on the CPU
 workers = 0  # local processes for the sweep (0 means all cores)
 ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
-claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
+claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 # Inferred settings (the paper does not give them); 0 keeps the tier's value.
 hidden = 0  # width of the MLP's hidden layer (tiers: smoke 8, quick 32, paper 128)
 small_r = 0  # the small R of the runs with server noise (tiers: smoke 1, quick and paper 3)
@@ -57,38 +57,18 @@ local_steps = 10  # full-batch local steps per round
 lr = 0.02  # local learning rate (the paper's value)
 
 # %%
-import dataclasses
-import time
-from pathlib import Path
-
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
-from fedlib.checks import check_seed, check_workers
-from fedlib.claims import write_claims
-from fedlib.data.corruption import salt_and_pepper
+from fedlib.chapter import open_chapter, show_claims
+from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
-from fedlib.plots import glue_claims_table, glue_figure, image_grid, loss_curve_panels
-from fedlib.tiers import check_scale
+from fedlib.papers.padpfl import figures as pad_figures
+from fedlib.plots import glue_figure
 
-check_scale(scale)
-check_seed(seed)
-if device != "cpu":
-    raise ValueError(f"device={device!r}: the PADPFL engine runs on the CPU; use device='cpu'")
-check_workers(workers)
-for _name, _value in {"hidden": hidden, "small_r": small_r}.items():
-    if isinstance(_value, bool) or not isinstance(_value, int) or _value < 0:
-        raise ValueError(f"{_name}={_value!r} must be an integer >= 0 (0 keeps the tier's value)")
-default = pad.tier(scale)
-setup = dataclasses.replace(
-    default,
-    seeds=tuple(seed + s for s in range(len(default.seeds))),
-    hidden=hidden or default.hidden,
-    small_exposures=small_r or default.small_exposures,
-    clip=clip_bound, mu=mu, local_steps=local_steps, lr=lr,
-)
-started = time.perf_counter()
+chapter = open_chapter("padpfl", scale=scale, seed=seed, device=device, workers=workers,
+                       ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
+setup = pad.tier(scale, hidden=hidden, small_r=small_r, clip_bound=clip_bound, mu=mu,
+                 local_steps=local_steps, lr=lr)
 
 # %% [markdown]
 # ## Setup
@@ -107,34 +87,14 @@ started = time.perf_counter()
 # the range over seeds as a band. This build:
 
 # %%
-display(pd.DataFrame({
-    "tier": [scale],
-    "seeds": [", ".join(map(str, setup.seeds))],
-    "rounds T": [setup.rounds],
-    "hidden width (inferred)": [setup.hidden],
-    "local steps (inferred)": [setup.local_steps],
-    "mu (inferred)": [setup.mu],
-    "clipping bound B (inferred)": [setup.clip],
-    "learning rate": [setup.lr],
-    "small R (inferred)": [setup.small_exposures],
-    "clients per part": [", ".join(f"{s}: {spec.clients}" for s, spec in pad.SCENARIOS.items())],
-}).T.rename(columns={0: ""}))
+display(pad_claims.setup_table(setup, chapter.scale, chapter.seed))
 
 # %% [markdown]
 # The scenarios (Table I of the paper; salt-and-pepper densities inferred: severe
 # 0.5, moderate 0.2, slight 0.05):
 
 # %%
-display(pd.DataFrame([
-    {"scenario": s, "what differs": spec.description,
-     "examples per client": " / ".join(map(str, spec.samples)),
-     "densities": " / ".join(f"{d:g}" for d in spec.densities)
-     + ("" if spec.late_densities is None
-        else " then " + " / ".join(f"{d:g}" for d in spec.late_densities)),
-     "assignments (non-private)": ", ".join(spec.assignments),
-     "private runs": f"{spec.private_assignment} at eps 5 and 20; 1-1-1 at eps 20"}
-    for s, spec in pad.SCENARIOS.items()
-]).set_index("scenario"))
+display(pad_claims.scenario_table())
 
 # %% [markdown]
 # An assignment "a-b-c" gives every client of parts 1, 2, 3 the impact factor
@@ -145,14 +105,8 @@ display(pd.DataFrame([
 # The corruption the clients' images receive (first seed, S1 and S4):
 
 # %%
-rng = np.random.default_rng(0)
 clean, _ = pad.mnist_images("train")
-sample = clean[rng.choice(len(clean), 8, replace=False)]
-densities = [0.0, 0.05, 0.2, 0.5]
-rows = [salt_and_pepper(sample, d, np.random.default_rng(1)) for d in densities]
-figure = image_grid(np.concatenate(rows), [f"{pad.DENSITY_NAMES[d]} ({d:g})" for d in densities],
-                    columns=8)
-glue_figure("padpfl_corruption", figure)
+glue_figure("padpfl_corruption", pad_figures.corruption_grid(clean))
 
 # %% [markdown]
 # ```{glue:figure} padpfl_corruption
@@ -171,15 +125,8 @@ glue_figure("padpfl_corruption", figure)
 # noise draws. The noise the paper's formulas prescribe:
 
 # %%
-runs = pad.run_scenarios(setup, workers=workers or None, ray_address=ray_address or None,
-                         progress=False)
-runs["label"] = runs.apply(pad.curve_label, axis=1)
-noise = (runs[runs["round"] == 1].dropna(subset=["epsilon"])
-         .groupby(["scenario", "exposures", "assignment", "epsilon"])
-         [["client_sigma", "server_sigma"]].first().reset_index())
-noise["exposures"] = noise["exposures"].astype(int)
-display(noise.rename(columns={"exposures": "R", "client_sigma": "sigma_C",
-                              "server_sigma": "sigma_S (round 1)"}))
+runs = pad.run(setup, chapter.seed, **chapter.sweep_args)
+display(pad_claims.noise_table(runs))
 
 # %% [markdown]
 # With $R=T$ the server noise is zero: $\sum_i p_i^2 \ge \max_i p_i^2$, so
@@ -190,29 +137,14 @@ display(noise.rename(columns={"exposures": "R", "client_sigma": "sigma_C",
 # $R$ on the right.
 
 # %%
-big, small = setup.rounds, setup.small_exposures
-
-
-def nonprivate(scenario: str) -> pd.DataFrame:
-    return runs[(runs["scenario"] == scenario) & runs["epsilon"].isna()]
-
-
-def private(scenario: str, exposures: int) -> pd.DataFrame:
-    return runs[(runs["scenario"] == scenario) & (runs["exposures"] == exposures)]
-
-
-def show(scenario: str) -> None:
-    spec = pad.SCENARIOS[scenario]
-    frame = nonprivate(scenario)
-    glue_figure(f"padpfl_fig{spec.figure_nonprivate}", loss_curve_panels(frame, [("", frame)]))
-    both = runs[(runs["scenario"] == scenario) & runs["epsilon"].notna()]
-    panels = [(f"R = T = {big}", private(scenario, big)),
-              (f"R = {small}", private(scenario, small))]
-    glue_figure(f"padpfl_fig{spec.figure_private}", loss_curve_panels(both, panels, log_y=True))
-
-
-for name in pad.SCENARIOS:
-    show(name)
+glue_figure("padpfl_fig2", pad_figures.figure_2(runs))
+glue_figure("padpfl_fig3", pad_figures.figure_3(runs, setup))
+glue_figure("padpfl_fig4", pad_figures.figure_4(runs))
+glue_figure("padpfl_fig5", pad_figures.figure_5(runs, setup))
+glue_figure("padpfl_fig6", pad_figures.figure_6(runs))
+glue_figure("padpfl_fig7", pad_figures.figure_7(runs, setup))
+glue_figure("padpfl_fig8", pad_figures.figure_8(runs))
+glue_figure("padpfl_fig9", pad_figures.figure_9(runs, setup))
 
 # %% [markdown]
 # ## Scenario 1: data quality (Figures 2 and 3)
@@ -283,14 +215,7 @@ for name in pad.SCENARIOS:
 # ```
 
 # %%
-finals = pad.final_losses(runs)
-summary = (finals.assign(label=finals.apply(pad.curve_label, axis=1),
-                         R=finals["exposures"].map(lambda r: "-" if pd.isna(r) else f"{r:g}"))
-           .groupby(["scenario", "R", "label"])
-           .agg(final_loss=("train_loss", "mean"), spread=("train_loss", np.ptp),
-                test_accuracy=("test_accuracy", "mean"))
-           .round(3))
-display(summary)
+display(pad_claims.summary_table(runs))
 
 # %% [markdown]
 # ## Claims
@@ -300,11 +225,9 @@ display(summary)
 # mean [min, max] over seeds, and the small-$R$ runs after the bar.
 
 # %%
-claims = pad.evaluate_claims(runs, setup, scale)
-Path(claims_dir).mkdir(parents=True, exist_ok=True)
-write_claims(Path(claims_dir) / "padpfl.json", claims)
-glue_claims_table("padpfl_claims_table", claims)
-display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
+all_claims = pad_claims.evaluate(runs, setup, chapter.scale)
+chapter.write_claims(all_claims)
+show_claims(all_claims)
 
 # %% [markdown]
 # ```{glue:figure} padpfl_claims_table
@@ -327,24 +250,11 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`" for c in claims)))
 # $R$ exposed uploads and over all $T$ uploads.
 
 # %%
-accounting = pd.concat([
-    pad.accounting_table("S3", setup, exposures, eps).assign(R=exposures, epsilon=eps)
-    for exposures in dict.fromkeys((big, small)) for eps in pad.EPSILONS
-], ignore_index=True)
+accounting = pad_claims.accounting(setup, "S3")
 display(accounting.set_index(["R", "epsilon", "part"]).round(3))
 
 # %%
-smallest = accounting[accounting["part"] == 1]
-per_upload = {(int(r.R), r.epsilon): r["paper: eps per upload"] for _, r in smallest.iterrows()}
-valid = [f"R={r}, eps={e:g}: {v:.2f}" for (r, e), v in per_upload.items()]
-display(Markdown(
-    "Clients with more data than the smallest get more noise than their own sensitivity "
-    "needs ($\\sigma_C$ is set by $\\min_j m_j$), so their exact $\\varepsilon$ is far "
-    "below the budget. For the smallest clients, the per-upload budget the paper's bound "
-    "is applied at is " + "; ".join(valid) + " (the bound is only proven below 1). "
-    "Where all $T$ uploads are observed and $R<T$, the exact guarantee is much weaker "
-    "than the $\\varepsilon$ the run is labelled with."
-))
+display(Markdown(pad_claims.accounting_note(accounting)))
 
 # %% [markdown]
 # ## Errors in the paper that matter for reading the figures
@@ -382,5 +292,4 @@ display(Markdown(
 #   differ in.
 
 # %%
-elapsed = time.perf_counter() - started
-display(Markdown(f"This chapter ran at the `{scale}` tier in {elapsed:.0f} s."))
+chapter.close()

@@ -44,32 +44,20 @@ seed = 0  # seed of the budgets, data split, sampling, model init and noise
 device = "cpu"  # the federated loop runs on the CPU
 workers = 0  # local processes for the sweep (0 means all cores)
 ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
-claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
+claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 
 # %%
-import time
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-import pandas as pd
-import seaborn as sns
 from IPython.display import Markdown, display
 
-from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import write_claims
-from fedlib.papers.pfa import claims as pfa_results
+from fedlib.chapter import open_chapter, show_claims
+from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
-from fedlib.plots import glue_claims_table, glue_figure
-from fedlib.tiers import check_scale
+from fedlib.papers.pfa import figures as pfa_figures
+from fedlib.plots import glue_figure
 
-check_scale(scale)
-check_seed(seed)
-check_device(device)
-check_workers(workers)
-if device != "cpu":
-    display(Markdown("The PFA loop runs on the CPU; `device` is ignored."))
-started = time.perf_counter()
-setup = pfa.setup(scale)
+chapter = open_chapter("pfa", scale=scale, seed=seed, device=device, workers=workers,
+                       ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
+setup = pfa.tier(scale)
 
 # %% [markdown]
 # ## Setup
@@ -84,50 +72,18 @@ setup = pfa.setup(scale)
 # their noise and their aggregation. This build's tier:
 
 # %%
-display(pd.DataFrame({
-    "tier": [scale],
-    "clients M": [setup.n_clients],
-    "rounds T": [setup.rounds],
-    "local steps tau": [setup.local_steps],
-    "batch B": [setup.batch_size],
-    "learning rate (LogR, CNN)": [f"{setup.lr_logr}, {setup.lr_cnn}"],
-    "projection dimension k (Figures 3, 4, 8)": [setup.k],
-    "test examples": [setup.n_test],
-    "repeats": [setup.repeats],
-    "Figure 4 model": [setup.fig4_model],
-}).T.rename(columns={0: ""}))
+display(pfa_claims.setup_table(setup, scale))
 
 # %%
-runs = pfa.run_all(scale, seed, workers=workers or None, ray_address=ray_address or None)
-final = pfa_results.final_accuracy(runs)
-curves = runs.dropna(subset=["accuracy"]).copy()
-curves["method"] = curves["aggregator"].map(pfa.LABELS)
-ORDER = [pfa.LABELS[a] for a in pfa.MAIN_AGGREGATORS]
-
-
-def accuracy_panels(frame: pd.DataFrame, panels: list[tuple[str, str]], title: str
-                    ) -> plt.Figure:
-    figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.4), sharey=True,
-                                squeeze=False)
-    for ax, (dataset, model) in zip(axes[0], panels, strict=True):
-        data = frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
-        sns.lineplot(data=data, x="round", y="accuracy", hue="method", hue_order=ORDER,
-                     ax=ax, errorbar=None, legend=ax is axes[0][0])
-        name = data["data"].iloc[0] if len(data) else dataset
-        ax.set_title(f"{name} / {model} ({title})")
-        ax.set_ylim(0, 1)
-    axes[0][0].legend(fontsize=7)
-    figure.tight_layout()
-    return figure
-
+runs = pfa.run(setup, seed, **chapter.sweep_args)
+final = pfa_claims.final_accuracy(runs)
+curves = pfa_claims.accuracy_curves(runs)
 
 # %% [markdown]
 # ## Figure 3: accuracy against rounds (IID, MixGauss1)
 
 # %%
-fig3 = curves[(curves["figure"] == "fig3") & (curves["projection"] == "public")]
-glue_figure("pfa_fig3", accuracy_panels(
-    fig3, [(d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")], "IID"))
+glue_figure("pfa_fig3", pfa_figures.figure_3(curves))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig3
@@ -141,16 +97,7 @@ glue_figure("pfa_fig3", accuracy_panels(
 # ## Figure 4: final accuracy by budget distribution
 
 # %%
-fig4 = final[final["figure"] == "fig4"].copy()
-fig4["method"] = fig4["aggregator"].map(pfa.LABELS)
-figure, ax = plt.subplots(figsize=(10, 3.6))
-sns.barplot(data=fig4, x="distribution", y="accuracy", hue="method", hue_order=ORDER,
-            order=[d for d in pfa.DISTRIBUTIONS if d in set(fig4["distribution"])], ax=ax,
-            errorbar=None)
-ax.set_ylim(0, 1)
-ax.legend(fontsize=7, ncol=4)
-figure.tight_layout()
-glue_figure("pfa_fig4", figure)
+glue_figure("pfa_fig4", pfa_figures.figure_4(final))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig4
@@ -165,39 +112,13 @@ glue_figure("pfa_fig4", figure)
 # ## Figure 5: CIFAR-10 and IMDb (paper tier)
 
 # %%
-fig5 = curves[curves["figure"] == "fig5"]
-if fig5.empty:
-    display(Markdown(
-        f"Not run at the `{scale}` tier: Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb with "
-        "an LSTM, 50 clients) runs at the paper tier only, and its claim is reported as "
-        "not run. Run this notebook with `scale = \"paper\"` to produce it."))
-else:
-    figure = accuracy_panels(fig5, list(pfa.FIG5_SETTINGS), "IID, M=50")
-    display(figure)
-    plt.close(figure)
-    display(Markdown("Test accuracy of the global model against rounds on CIFAR-10 and "
-                     "IMDb, 50 clients, MixGauss1 budgets, every aggregator."))
+pfa_figures.show_figure_5(curves, scale)
 
 # %% [markdown]
 # ## Figure 6: the projection dimension, and where the subspace comes from
 
 # %%
-fig6 = final[final["figure"] == "fig6"]
-figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-plus = fig6[fig6["aggregator"] == "pfa+"].groupby("k")["accuracy"].mean()
-axes[0].plot(plus.index, plus.values, marker="o", label="PFA+")
-weiavg = fig6[fig6["aggregator"] == "weiavg"]["accuracy"].mean()
-axes[0].axhline(weiavg, color="grey", linestyle="--", label="WeiAvg")
-axes[0].set(xscale="log", xlabel="k", ylabel="accuracy", title="(a) PFA+ against k")
-axes[0].legend()
-for projection, label in (("public", "public subspace"), ("random", "random Gaussian")):
-    part = fig6[(fig6["aggregator"] == "pfa") & (fig6["projection"] == projection)]
-    mean = part.groupby("k")["accuracy"].mean()
-    axes[1].plot(mean.index, mean.values, marker="o", label=label)
-axes[1].set(xscale="log", xlabel="k", title="(b) PFA: projection subspace")
-axes[1].legend()
-figure.tight_layout()
-glue_figure("pfa_fig6", figure)
+glue_figure("pfa_fig6", pfa_figures.figure_6(final))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig6
@@ -213,20 +134,8 @@ glue_figure("pfa_fig6", figure)
 # ## Figure 7: uplink traffic
 
 # %%
-traffic = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")].copy()
-traffic = traffic.sort_values("round")
-traffic["MB"] = traffic.groupby("run_key")["uplink_bytes"].cumsum() / 1e6
-traffic["method"] = traffic["aggregator"].map(pfa.LABELS)
-figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-for ax, model in zip(axes, ("logr", "cnn"), strict=True):
-    data = traffic[(traffic["model"] == model) & traffic["aggregator"].isin(["fedavg", "pfa+"])]
-    sns.lineplot(data=data, x="round", y="MB", hue="method", ax=ax, errorbar=None)
-    ax.set_title(f"mnist / {model}: cumulative uplink")
-figure.tight_layout()
-glue_figure("pfa_fig7", figure)
-paper_scale = pd.DataFrame({model: pfa_results.paper_uplink_megabytes(model, setup.k)
-                            for model in ("logr", "cnn")}).T
-display(paper_scale.rename(columns={"full": "full updates (MB)", "pfa+": "PFA+ (MB)"}))
+glue_figure("pfa_fig7", pfa_figures.figure_7(pfa_claims.uplink_traffic(runs)))
+display(pfa_claims.paper_uplink_table(setup.k))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig7
@@ -242,9 +151,7 @@ display(paper_scale.rename(columns={"full": "full updates (MB)", "pfa+": "PFA+ (
 # ## Figure 8: non-IID data
 
 # %%
-fig8 = curves[curves["figure"] == "fig8"]
-glue_figure("pfa_fig8", accuracy_panels(fig8, [("mnist", "logr"), ("mnist", "cnn")],
-                                        "non-IID"))
+glue_figure("pfa_fig8", pfa_figures.figure_8(curves))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig8
@@ -257,17 +164,7 @@ glue_figure("pfa_fig8", accuracy_panels(fig8, [("mnist", "logr"), ("mnist", "cnn
 # ## Figure 13: the spectrum of the public updates
 
 # %%
-spectra = pfa_results.spectrum_table(runs)
-figure, ax = plt.subplots(figsize=(6, 3.4))
-if spectra.empty:
-    ax.text(0.5, 0.5, "no round had two public updates: no spectrum", ha="center")
-    ax.set_axis_off()
-else:
-    sns.barplot(data=spectra, x="index", y="share", hue=spectra["model"] + ", round "
-                + spectra["round"].astype(str), ax=ax, errorbar=None)
-    ax.set(xlabel="eigenvalue (largest first)", ylabel="share of the variance")
-figure.tight_layout()
-glue_figure("pfa_fig13", figure)
+glue_figure("pfa_fig13", pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig13
@@ -288,11 +185,9 @@ glue_figure("pfa_fig13", figure)
 # ## Claims
 
 # %%
-claims = pfa_results.evaluate_claims(runs, scale, setup.k)
-Path(claims_dir).mkdir(parents=True, exist_ok=True)
-write_claims(Path(claims_dir) / "pfa.json", claims)
-glue_claims_table("pfa_claims_table", claims)
-display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}" for c in claims)))
+claims = pfa_claims.evaluate(runs, scale, setup.k)
+chapter.write_claims(claims)
+show_claims(claims)
 
 # %% [markdown]
 # ```{glue:figure} pfa_claims_table
@@ -337,21 +232,10 @@ display(Markdown("\n".join(f"- **{c.status}** `{c.claim_id}`: {c.evidence}" for 
 # and the epsilon each client really spent is also given by the PLD accountant:
 
 # %%
-example = {**pfa.figure_configs(scale, seed)[0]}
-ledger = pfa_results.ledger_table(example)
+example = pfa.configs(setup, seed)[0]
+ledger = pfa_claims.ledger_table(example)
 display(ledger.round(3))
-smallest = float(ledger["budget"].min())
-closed_form = float(ledger["noise multiplier (authors' closed form)"].max())
-calibrated = float(ledger["noise multiplier (RDP calibration)"].max())
-display(Markdown(
-    f"The smallest budget here is $\\varepsilon={smallest:.3f}$: the authors' closed form "
-    f"gives it noise multiplier {closed_form:.3g} where the accountant needs "
-    f"{calibrated:.3g}; "
-    "with the closed-form noise the same client would spend "
-    f"$\\varepsilon={pfa_results.closed_form_epsilon(example, smallest):.3g}$ (RDP) over its "
-    "planned rounds. No client exceeds its budget; clients sampled more often than planned are "
-    "retired early."
-))
+display(Markdown(pfa_claims.ledger_note(example, ledger)))
 
 # %% [markdown]
 # ## Deviations from the paper
@@ -380,5 +264,4 @@ display(Markdown(
 #   not available, the JPEG proxy is used and the panel says so.
 
 # %%
-elapsed = time.perf_counter() - started
-display(Markdown(f"This chapter ran at the `{scale}` tier in {elapsed:.0f} s."))
+chapter.close()

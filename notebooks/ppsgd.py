@@ -47,44 +47,22 @@ seed = 0  # seed of the ground truth; the sample stream uses seed + 1
 device = "cpu"  # torch device of the engine
 workers = 0  # local processes for the sweep (0 means all cores)
 ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
-claims_dir = "claims"  # where this notebook writes its evaluated claims (JSON)
+claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 emnist_source = "leaf-sample"  # leaf-sample (offline LEAF sample) | tff (TFF's HDF5 files)
 
 # %%
-import time
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
-import seaborn as sns
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import Claim, write_claims
-from fedlib.data.synthetic import AdditiveSyntheticTask
-from fedlib.papers.ppsgd import experiment as fig1a
-from fedlib.papers.ppsgd import experiment_emnist as emnist
-from fedlib.plots import EPSILON_COLOR, excess_risk_panels, glue_claims_table, glue_figure
-from fedlib.privacy import epsilon
-from fedlib.tiers import check_scale
+from fedlib.chapter import open_chapter, show_claims
+from fedlib.papers.ppsgd import claims, experiment, figures
+from fedlib.plots import glue_figure
 
-check_scale(scale)
-check_seed(seed)
-check_device(device)
-check_workers(workers)
-if emnist_source not in emnist.SOURCES:
-    raise ValueError(f"emnist_source={emnist_source!r}; use one of {emnist.SOURCES}")
-started = time.perf_counter()
-
-
-def show_claims(evaluated: list) -> None:
-    """List evaluated claims with their evidence."""
-    display(Markdown("\n".join(
-        f"- **{c.status}** `{c.claim_id}`: " + c.evidence.replace("*", "\\*")
-        for c in evaluated)))
-
+chapter = open_chapter("ppsgd", scale=scale, seed=seed, device=device, workers=workers,
+                       ray_address=ray_address, claims_dir=claims_dir)
+experiment.check_source(emnist_source)
+setup = experiment.tier(scale)
 
 # %% [markdown]
 # ## Setup
@@ -104,17 +82,7 @@ def show_claims(evaluated: list) -> None:
 # figure below can only be pessimistic. The grid of this build:
 
 # %%
-grid = fig1a.grid(scale)
-display(pd.DataFrame({
-    "tier": [scale],
-    "users N": [grid.n_users],
-    "dimension d": [grid.dim],
-    "iterations": [grid.iterations],
-    "step sizes (each curve: minimum over these)": [", ".join(f"{s:g}" for s in grid.steps)],
-    "alpha*Q": [", ".join(f"{a:g}" for a in grid.alpha_q)],
-    "noise sigma": [", ".join(f"{s:g}" for s in grid.sigmas)],
-    "runs": [len(fig1a.figure1a_configs(scale, seed))],
-}).T.rename(columns={0: ""}))
+display(claims.synthetic_grid_table(setup, scale, seed))
 
 # %% [markdown]
 # ## Figure 1a: excess risk against iterations
@@ -123,14 +91,9 @@ display(pd.DataFrame({
 # stream are simulated together in one vectorized pass.
 
 # %%
-runs = fig1a.run_figure1a(
-    scale, seed, device=device, workers=workers or None, ray_address=ray_address or None,
-    progress=False,
-)
-curves = fig1a.best_over_steps(runs)
-at_paper_clip = curves[curves["clip"] == fig1a.FIGURE_CLIP]
-figure = excess_risk_panels(at_paper_clip, fig1a.FIGURE_ALPHA_Q)
-glue_figure("ppsgd_fig1a", figure)
+runs_1a = experiment.run(setup, seed, figure="1a", device=device, **chapter.sweep_args)
+curves_1a = claims.best_over_steps(runs_1a)
+glue_figure("ppsgd_fig1a", figures.figure_1a(curves_1a))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1a
@@ -146,8 +109,7 @@ glue_figure("ppsgd_fig1a", figure)
 # What {numref}`fig-ppsgd-1a` shows, claim by claim, is evaluated in code below.
 
 # %%
-claims = fig1a.evaluate_figure1a_claims(curves, scale)
-show_claims(claims)
+show_claims(claims.figure1a_claims(curves_1a, scale))
 
 # %% [markdown]
 # ## Why global learning is slow here: clipping
@@ -159,28 +121,14 @@ show_claims(claims)
 # users can do) is far below what 300 iterations reach:
 
 # %%
-task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=seed)
-display(pd.DataFrame({
-    "quantity": [
-        "distance of the shared optimum from the origin",
-        "iterations a global-only run needs at least (largest step, C=1)",
-        "excess-risk floor of any global-only model",
-    ],
-    "value": [
-        f"{fig1a.shared_optimum_norm(task):.1f}",
-        f"{fig1a.clipping_bound(task, max(grid.steps), fig1a.FIGURE_CLIP):.0f}",
-        f"{fig1a.global_only_floor(task):.2e}",
-    ],
-}))
+display(claims.clipping_table(setup.synthetic, seed))
 
 # %% [markdown]
 # The same grid with a clipping norm a hundred times larger, which the authors'
 # code also swept, shows what Figure 1a looks like when clipping does not bind:
 
 # %%
-figure_loose = excess_risk_panels(curves[curves["clip"] == max(grid.clips)],
-                                  fig1a.FIGURE_ALPHA_Q)
-glue_figure("ppsgd_fig1a_loose_clip", figure_loose)
+glue_figure("ppsgd_fig1a_loose_clip", figures.figure_1a_loose_clip(curves_1a))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1a_loose_clip
@@ -192,24 +140,7 @@ glue_figure("ppsgd_fig1a_loose_clip", figure_loose)
 # ```
 
 # %%
-loose = curves[(curves["clip"] == max(grid.clips)) & (curves["noise_multiplier"] == 0)]
-early_it = max(1, grid.iterations // 30)
-
-
-def best_alpha(frame: pd.DataFrame, iteration: int) -> str:
-    row = frame[frame["iteration"] == iteration].sort_values("excess_risk").iloc[0]
-    return f"{row['alpha_q']:g} (risk {row['excess_risk']:.3g})"
-
-
-display(Markdown(
-    f"Without noise and with $C={max(grid.clips):g}$, the best personalization level is "
-    f"$\\alpha Q=${best_alpha(loose, early_it)} at iteration {early_it} and "
-    f"$\\alpha Q=${best_alpha(loose, grid.iterations)} at iteration {grid.iterations}. "
-    f"The users' optima differ by only $0.01$ on five coordinates, so a single shared "
-    f"model can reach an excess risk of {fig1a.global_only_floor(task):.1e}: global "
-    "learning has no reason to plateau within the paper's 300 iterations, and the "
-    "plateau the paper describes cannot come from this generator at this horizon."
-))
+display(Markdown(claims.loose_clip_note(curves_1a, setup.synthetic, seed)))
 
 # %% [markdown]
 # ## Federated EMNIST: data
@@ -220,16 +151,9 @@ display(Markdown(
 # `emnist_source = "tff"`). This build's source, and what the models are given:
 
 # %%
-emnist_grids = {model: emnist.grid(scale, model) for model in ("linear", "cnn")}
-emnist_data = emnist.load_data("linear", emnist_grids["linear"].max_users,
-                               emnist_grids["linear"].test_fraction, seed, emnist_source)
-display(pd.DataFrame({
-    "source": [emnist_data.source],
-    "writers N": [emnist_data.n_users],
-    "train digits": [len(emnist_data.y_train)],
-    "test digits": [len(emnist_data.y_test)],
-    "train digits per writer (median)": [int(pd.Series(emnist_data.train_counts()).median())],
-}).T.rename(columns={0: ""}))
+emnist_data = experiment.load_data("linear", setup.linear.max_users, setup.linear.test_fraction,
+                                   seed, emnist_source)
+display(claims.emnist_data_table(emnist_data))
 
 # %% [markdown]
 # As in the authors' code the pixels are TFF's (1 = background, 0 = ink; the offline
@@ -240,67 +164,17 @@ display(pd.DataFrame({
 # build (the step sizes are those the best-step minimum of every curve is taken over):
 
 # %%
-display(pd.DataFrame({
-    model: {
-        "epochs": f"{g.epochs:g}" + (" (paper: 20)" if g.epochs != 20 else ""),
-        "iterations T": "see below",
-        "step sizes (curves: best of)": ", ".join(f"{v:g}" for v in g.steps),
-        "alpha*Q": ", ".join(f"{a:g}" for a in g.alpha_q),
-        "noise sigma": ", ".join(f"{v:g}" for v in g.sigmas),
-        "clip C": f"{g.clip:g}",
-        "runs": len(emnist.figure_configs(scale, model, seed)),
-    }
-    for model, g in emnist_grids.items()
-}))
-
-
-# %%
-def accuracy_panels(curves: pd.DataFrame, alphas, sigmas) -> plt.Figure:
-    """Test accuracy (best step size) against iterations, one panel per noise level."""
-    alphas = [a for a in alphas if a in set(curves["alpha_q"])]
-    palette = sns.color_palette("viridis", n_colors=len(alphas))
-    fig, axes = plt.subplots(1, len(sigmas), figsize=(4.6 * len(sigmas), 3.5), squeeze=False,
-                             sharey=True)
-    for ax, sigma in zip(axes[0], sigmas, strict=True):
-        panel = curves[curves["noise_multiplier"] == sigma]
-        for color, alpha_q in zip(palette, alphas, strict=True):
-            line = panel[panel["alpha_q"] == alpha_q].sort_values("iteration")
-            label = r"$\alpha Q=\infty$" if alpha_q == float("inf") else rf"$\alpha Q={alpha_q:g}$"
-            ax.plot(line["iteration"], line["accuracy"], color=color, marker=".", label=label)
-        ax.set_xlabel("iterations")
-        ax.set_ylabel("test accuracy (best step size)")
-        ax.text(0.03, 0.97, rf"$\sigma={sigma:g}$", transform=ax.transAxes, va="top")
-        private = panel[(panel["alpha_q"] > 0) & (panel["noise_multiplier"] > 0)]
-        if len(private):
-            eps = private.groupby("iteration")["epsilon"].first()
-            twin = ax.twinx()
-            twin.plot(eps.index, eps.values, "--", color=EPSILON_COLOR)
-            twin.set_ylabel(r"$\varepsilon$ (RDP, $\delta=10^{-4}$)", color=EPSILON_COLOR)
-            twin.tick_params(axis="y", colors=EPSILON_COLOR)
-            twin.grid(False)
-    axes[0][0].legend(loc="center right", fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def emnist_figure(model: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Runs (cached sweep) and best-over-steps curves of one EMNIST model."""
-    runs = emnist.run_figure(scale, model, seed, device=device, source=emnist_source,
-                             workers=workers or None, ray_address=ray_address or None,
-                             progress=False)
-    return runs, emnist.best_over_steps(runs)
-
+display(claims.emnist_grid_table(setup, seed))
 
 # %% [markdown]
 # ## Figure 1c: linear model
 
 # %%
-runs_1c, curves_1c = emnist_figure("linear")
-iterations_1c = int(runs_1c["iterations"].iloc[0])
-glue_figure("ppsgd_fig1c", accuracy_panels(curves_1c, emnist.FIGURE_ALPHA_Q,
-                                           emnist_grids["linear"].panel_sigmas))
-claims_1c = emnist.figure1_claims(curves_1c, "linear", emnist_grids["linear"].panel_sigmas, scale)
-show_claims(claims_1c)
+runs_1c = experiment.run(setup, seed, figure="1c", device=device, source=emnist_source,
+                         **chapter.sweep_args)
+curves_1c = claims.best_over_steps(runs_1c, "accuracy", higher_is_better=True)
+glue_figure("ppsgd_fig1c", figures.figure_1c(curves_1c, setup.linear.panel_sigmas))
+show_claims(claims.figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1c
@@ -312,17 +186,7 @@ show_claims(claims_1c)
 # ```
 
 # %%
-display(Markdown(
-    f"Figure 1c ran {iterations_1c} iterations "
-    f"({emnist_grids['linear'].epochs:g} epochs over {emnist_data.n_users} writers). "
-    "Best step size per curve at the last evaluation: "
-    + ", ".join(
-        f"$\\alpha Q$={r.alpha_q:g}, $\\sigma$={r.noise_multiplier:g}: {r.best_step:g}"
-        for r in emnist.final(curves_1c).itertuples()
-        if r.noise_multiplier in emnist_grids["linear"].panel_sigmas
-        and r.alpha_q in emnist.FIGURE_ALPHA_Q
-    ) + "."
-))
+display(Markdown(claims.figure1c_note(runs_1c, curves_1c, setup, emnist_data.n_users)))
 
 # %% [markdown]
 # ## Figure 1d: CNN with a personalized output layer
@@ -335,12 +199,11 @@ display(Markdown(
 # together, is clipped to $C$, and noise goes on every shared parameter.
 
 # %%
-runs_1d, curves_1d = emnist_figure("cnn")
-iterations_1d = int(runs_1d["iterations"].iloc[0])
-glue_figure("ppsgd_fig1d", accuracy_panels(curves_1d, emnist.FIGURE_ALPHA_Q,
-                                           emnist_grids["cnn"].panel_sigmas))
-claims_1d = emnist.figure1_claims(curves_1d, "cnn", emnist_grids["cnn"].panel_sigmas, scale)
-show_claims(claims_1d)
+runs_1d = experiment.run(setup, seed, figure="1d", device=device, source=emnist_source,
+                         **chapter.sweep_args)
+curves_1d = claims.best_over_steps(runs_1d, "accuracy", higher_is_better=True)
+glue_figure("ppsgd_fig1d", figures.figure_1d(curves_1d, setup.cnn.panel_sigmas))
+show_claims(claims.figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1d
@@ -351,11 +214,7 @@ show_claims(claims_1d)
 # ```
 
 # %%
-display(Markdown(
-    f"Figure 1d ran {iterations_1d} iterations "
-    f"({emnist_grids['cnn'].epochs:g} epoch(s); the paper ran 20) with the step sizes "
-    + ", ".join(f"{v:g}" for v in emnist_grids["cnn"].steps) + "."
-))
+display(Markdown(claims.figure1d_note(runs_1d, setup)))
 
 # %% [markdown]
 # ## Figure 2: accuracy against privacy
@@ -368,53 +227,10 @@ display(Markdown(
 # shown for comparison.
 
 # %%
-end_1c = emnist.final(curves_1c)
-tradeoff_emnist = emnist.tradeoff(end_1c, "accuracy", higher_is_better=True)
-end_1a = at_paper_clip[at_paper_clip["iteration"] == grid.iterations]
-tradeoff_synthetic = emnist.tradeoff(end_1a, "excess_risk", higher_is_better=False)
-
-
-def tradeoff_panel(ax, end: pd.DataFrame, table: pd.DataFrame, value: str, label: str) -> None:
-    """One panel of Figure 2: value against epsilon (log x) per personalization level."""
-    private = table[np.isfinite(table["epsilon"]) & (table["epsilon"] > 0)]
-    eps = private["epsilon"]
-    for alpha_q in sorted(end["alpha_q"].unique()):
-        if alpha_q in (0.0, float("inf"), emnist.INTERMEDIATE_ALPHA_Q):
-            continue
-        line = end[(end["alpha_q"] == alpha_q) & end["noise_multiplier"].isin(
-            private["noise_multiplier"])].sort_values("noise_multiplier")
-        ax.plot(eps.values, line[value].values, color="#2ca02c", alpha=0.25, lw=0.8)
-    ax.plot(eps, private["intermediate"], color="#2ca02c", marker="o",
-            label=rf"intermediate $\alpha Q={emnist.INTERMEDIATE_ALPHA_Q:g}$")
-    ax.plot(eps, private["global"], color="#1f77b4", marker="o", label="global only")
-    ax.axhline(private["local"].iloc[0], color="#d62728", label="local only")
-    ax.plot(eps, private["envelope"], color="black", lw=2.5, marker="s",
-            label="best personalized")
-    ax.set_xscale("log")
-    ax.set_xlabel(r"privacy $\varepsilon$ (RDP, $\delta=10^{-4}$)")
-    ax.set_ylabel(label)
-
-
-fig2, (ax_emnist, ax_synth) = plt.subplots(1, 2, figsize=(10, 3.6))
-tradeoff_panel(ax_emnist, end_1c, tradeoff_emnist, "accuracy", "EMNIST linear: test accuracy")
-tradeoff_panel(ax_synth, end_1a, tradeoff_synthetic, "excess_risk", "synthetic: excess risk")
-ax_synth.set_yscale("log")
-ax_emnist.legend(fontsize=8)
-fig2.tight_layout()
-glue_figure("ppsgd_fig2", fig2)
-
-claims_2 = [
-    emnist.envelope_claim(tradeoff_emnist, "fig2-emnist-envelope-dominates", "EMNIST linear",
-                          "test accuracy", True, scale,
-                          paper_value="black curve above red and blue (Figure 2, right)"),
-    emnist.envelope_claim(tradeoff_synthetic, "fig2-synthetic-envelope-dominates", "synthetic",
-                          "excess risk", False, scale,
-                          paper_value="not in the paper (its Figure 2 shows Stack Overflow "
-                          "and EMNIST); the same construction on Figure 1a"),
-]
-show_claims(claims_2)
-display(pd.concat({"EMNIST linear (accuracy)": tradeoff_emnist,
-                   "synthetic (excess risk)": tradeoff_synthetic}))
+glue_figure("ppsgd_fig2", figures.figure_2(curves_1a, curves_1c))
+tradeoffs = claims.figure2_tradeoffs(curves_1a, curves_1c)
+show_claims(claims.figure2_claims(tradeoffs, scale))
+display(pd.concat(tradeoffs))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig2
@@ -450,21 +266,6 @@ display(pd.concat({"EMNIST linear (accuracy)": tradeoff_emnist,
 # builds the paper's 500-user, 5,000-word, 80-tag subset from them) is tested on
 # generated files only.
 
-# %%
-claims_so = [
-    Claim(paper="ppsgd", claim_id=claim_id, status="NOT-RUN", text=text, scale=scale,
-          evidence="TFF's Stack Overflow HDF5 files are not available offline; the subset "
-          "builder is tested on generated files with their schema")
-    for claim_id, text in (
-        ("fig1b-intermediate-alpha-best-without-noise",
-         "Stack Overflow, sigma=0: an intermediate alpha*Q=10 has the best top-1 accuracy"),
-        ("fig1b-small-alpha-best-with-noise",
-         "Stack Overflow, with noise: small alpha*Q is best at reasonable privacy levels"),
-        ("fig2-stackoverflow-envelope-dominates",
-         "Stack Overflow: the best personalized model dominates local-only and global-only"),
-    )
-]
-
 # %% [markdown]
 # ## Privacy
 #
@@ -475,22 +276,7 @@ claims_so = [
 # training:
 
 # %%
-n_users_1c = int(runs_1c["n_users"].iloc[0])
-privacy = pd.concat([
-    pd.DataFrame([
-        {"figure": "1a synthetic", "users N": grid.n_users, "rate Q/N": 1.0,
-         "iterations T": grid.iterations, "sigma": sigma,
-         **{f"eps {name.upper()}": epsilon(sigma, 1.0, grid.iterations, fig1a.DELTA,
-                                           accountant=name) for name in ("rdp", "pld")}}
-        for sigma in grid.sigmas if sigma > 0
-    ]),
-    emnist.privacy_table(
-        {"1c EMNIST linear": (n_users_1c, 10 / n_users_1c, iterations_1c),
-         "1d EMNIST CNN": (n_users_1c, 10 / n_users_1c, iterations_1d)},
-        {"1c EMNIST linear": emnist_grids["linear"].sigmas,
-         "1d EMNIST CNN": emnist_grids["cnn"].sigmas},
-    ),
-], ignore_index=True)
+privacy = claims.privacy_table(setup, runs_1c, runs_1d)
 glue("ppsgd_privacy_table", privacy.style.hide(axis="index").format(precision=3),
      display=False)
 
@@ -511,10 +297,7 @@ glue("ppsgd_privacy_table", privacy.style.hide(axis="index").format(precision=3)
 # ## Claims
 
 # %%
-all_claims = [*claims, *claims_1c, *claims_1d, *claims_2, *claims_so]
-Path(claims_dir).mkdir(parents=True, exist_ok=True)
-write_claims(Path(claims_dir) / "ppsgd.json", all_claims)
-glue_claims_table("ppsgd_claims_table", all_claims)
+chapter.write_claims(claims.evaluate(curves_1a, curves_1c, curves_1d, setup, scale))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_claims_table
@@ -558,5 +341,4 @@ glue_claims_table("ppsgd_claims_table", all_claims)
 # - Stack Overflow (Figure 1b, Figure 2 left) is not run (data not available offline).
 
 # %%
-elapsed = time.perf_counter() - started
-display(Markdown(f"This chapter ran at the `{scale}` tier in {elapsed:.0f} s."))
+chapter.close()

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import require_datasets
-from test_notebooks import DATASETS
+
+from fedlib.papers import PAPERS
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.executable).parent.parent
@@ -19,7 +20,7 @@ VENV = Path(sys.executable).parent.parent
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Copy the book source, then `make book` at the smoke tier into the copy."""
-    require_datasets(*{d for names in DATASETS.values() for d in names})
+    require_datasets(*{d for p in PAPERS for d in p.datasets})
     book = tmp_path_factory.mktemp("site") / "book"
     shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
     env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
@@ -36,7 +37,7 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_book_has_every_page(built_book: Path) -> None:
     html = built_book / "_build" / "html"
-    chapters = [f"generated/{name}" for name in DATASETS]
+    chapters = [f"generated/{p.id}" for p in PAPERS]
     for page in ("index", *chapters, "generated/scorecard", "reproducing",
                  "generated/status", "references"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"

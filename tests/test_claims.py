@@ -2,37 +2,107 @@
 
 from __future__ import annotations
 
-import math
+import re
 import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from fedlib.claims import Claim, read_claims, scorecard_markdown, scorecard_text, write_claims
-from fedlib.papers.ppsgd.experiment import best_over_steps, evaluate_figure1a_claims
+from fedlib.claims import (
+    PAPERS,
+    Claim,
+    ClaimSheet,
+    ScorecardError,
+    checked_claims,
+    scorecard_markdown,
+    scorecard_text,
+    write_claims,
+)
 
 
-def test_scorecard_lines_and_counts(tmp_path) -> None:
-    write_claims(tmp_path / "ppsgd.json", [
-        Claim("ppsgd", "a", "HOLDS", "first claim", "1.0"),
-        Claim("ppsgd", "b", "FAILS", "second claim", "2.0"),
-    ])
-    write_claims(tmp_path / "pfa.json", [Claim("pfa", "c", "NOT-RUN", "third", "no data")])
-    claims = read_claims(tmp_path)
+def _every_paper(folder, scale: str = "quick") -> None:
+    for paper in PAPERS:
+        sheet = ClaimSheet(paper, scale)
+        sheet.add("a", True, f"{paper} first claim", "1.0")
+        sheet.add("b", paper != "pfa", f"{paper} second claim", "2.0")
+        sheet.add("c", None, f"{paper} third claim", "no data")
+        write_claims(folder / f"{paper}.json", sheet.claims)
+
+
+def _scorecard(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fedlib.claims", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def test_scorecard_lines_name_the_tier_and_count_per_tier(tmp_path) -> None:
+    _every_paper(tmp_path)
+    write_claims(tmp_path / "pfa.json", [Claim("pfa", "z", "HOLDS", "at scale", "3", "",
+                                                "paper")])
+    claims = checked_claims(tmp_path)
     text = scorecard_text(claims)
-    assert text.splitlines() == [
-        "ppsgd a HOLDS first claim",
-        "ppsgd b FAILS second claim",
-        "pfa c NOT-RUN third",
-        "claims: 1 hold, 1 fail, 1 not run",
+    assert text.splitlines()[:3] == [
+        "hu2020 a quick HOLDS hu2020 first claim",
+        "hu2020 b quick HOLDS hu2020 second claim",
+        "hu2020 c quick NOT-RUN hu2020 third claim",
     ]
+    assert "pfa z paper HOLDS at scale" in text.splitlines()
+    assert text.splitlines()[-1] == (
+        "claims at quick: 8 hold, 0 fail, 4 not run; claims at paper: 1 hold, 0 fail, 0 not run")
     page = scorecard_markdown(claims)
-    assert "| ppsgd | `b` | **FAILS** |" in page
-    out = subprocess.run([sys.executable, "-m", "fedlib.claims", str(tmp_path)],
-                         capture_output=True, text=True, check=True).stdout
-    assert out.strip() == text
+    assert "| ppsgd | `b` | **HOLDS** |" in page
+    result = _scorecard(tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == text
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    ("empty", "no claims from hu2020, dpditto, padpfl, ppsgd, pfa"),
+    ("missing", "no claims from padpfl"),
+    ("stray", "stray claims files ppsgd (copy).json"),
+    ("twice", "ppsgd.json lists claims twice: a"),
+    ("foreign", "pfa.json holds claims of ppsgd"),
+    ("broken", "hu2020.json is not a claims file"),
+])
+def test_a_scorecard_that_could_mislead_fails(tmp_path, damage, message) -> None:
+    import json
+
+    if damage != "empty":
+        _every_paper(tmp_path)
+    if damage == "missing":
+        (tmp_path / "padpfl.json").unlink()
+    elif damage == "stray":
+        (tmp_path / "ppsgd (copy).json").write_bytes((tmp_path / "ppsgd.json").read_bytes())
+    elif damage == "twice":
+        items = json.loads((tmp_path / "ppsgd.json").read_text())
+        (tmp_path / "ppsgd.json").write_text(json.dumps(items + items[:1]))
+    elif damage == "foreign":
+        (tmp_path / "pfa.json").write_bytes((tmp_path / "ppsgd.json").read_bytes())
+    elif damage == "broken":
+        (tmp_path / "hu2020.json").write_text("{not json")
+    with pytest.raises(ScorecardError, match=re.escape(message)):
+        checked_claims(tmp_path)
+    result = _scorecard(tmp_path)
+    assert result.returncode == 1 and message in result.stderr and not result.stdout
+
+
+def test_claims_older_than_their_notebooks_last_run_are_stale(tmp_path) -> None:
+    import json
+    import os
+
+    claims, runs = tmp_path / "claims", tmp_path / "runs"
+    claims.mkdir()
+    (runs / "tmp").mkdir(parents=True)
+    _every_paper(claims)
+    for paper in PAPERS:  # the claims were written at 07:59 UTC
+        os.utime(claims / f"{paper}.json", (1_800_000_000 - 60, 1_800_000_000 - 60))
+    def run(path, started: str) -> None:
+        path.write_text(json.dumps({"metadata": {"papermill": {"start_time": started}}}))
+    for paper in PAPERS:  # each notebook's successful run started before its claims
+        run(runs / f"{paper}.ipynb", "2027-01-15T07:00:00+00:00")
+    assert len(checked_claims(claims, runs)) == 15
+    run(runs / "tmp" / "pfa.out.ipynb", "2027-01-15T09:00:00+00:00")  # a later run failed
+    with pytest.raises(ScorecardError, match="pfa.json is stale.*failed or did not finish"):
+        checked_claims(claims, runs)
 
 
 def test_claims_are_validated(tmp_path) -> None:
@@ -45,73 +115,23 @@ def test_claims_are_validated(tmp_path) -> None:
 
 
 def test_missing_claims_folder_is_a_clear_error(tmp_path) -> None:
-    result = subprocess.run([sys.executable, "-m", "fedlib.claims", str(tmp_path / "none")],
-                            capture_output=True, text=True)
+    result = _scorecard(tmp_path / "none")
     assert result.returncode == 1
     assert "make rebuild-all" in result.stderr
 
 
-def _curves(shape: dict[float, np.ndarray], sigmas=(0.0, 100.0)) -> pd.DataFrame:
-    rows = []
-    for sigma in sigmas:
-        for alpha_q, risk in shape.items():
-            values = risk(sigma) if callable(risk) else risk
-            for t, value in enumerate(values, start=1):
-                rows.append({"clip": 1.0, "noise_multiplier": sigma, "alpha_q": alpha_q,
-                             "iteration": t, "excess_risk": value, "epsilon": 0.0, "step": 0.1})
-    return best_over_steps(pd.DataFrame(rows))
-
-
-T = np.arange(1, 61)
-
-
-def test_figure1a_claims_hold_on_curves_shaped_like_the_paper() -> None:
-    curves = _curves({
-        math.inf: 10 / T + 3.0,                      # fast, then a plateau at 3
-        1.0: lambda s: 30 / T + 0.1 + s / 100,       # noise hurts the global part
-        0.0: 50 / T + 0.05,                          # slow but private and lowest at the end
-    })
-    verdicts = {c.claim_id: c.status for c in evaluate_figure1a_claims(curves, "test")}
-    assert verdicts == {
-        "fig1a-global-fastest-early": "HOLDS",
-        "fig1a-global-plateau": "HOLDS",
-        "fig1a-smaller-alpha-later": "HOLDS",
-        "fig1a-local-wins-large-noise": "HOLDS",
-    }
-
-
-def test_figure1a_claims_fail_when_global_learning_keeps_improving() -> None:
-    curves = _curves({math.inf: 10 / T, 1.0: 30 / T + 0.1, 0.0: 50 / T + 0.05})
-    verdicts = {c.claim_id: c.status for c in evaluate_figure1a_claims(curves, "test")}
-    assert verdicts["fig1a-global-plateau"] == "FAILS"
-    assert verdicts["fig1a-smaller-alpha-later"] == "FAILS"
-    assert verdicts["fig1a-local-wins-large-noise"] == "FAILS"
-
-
-def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() -> None:
-    runs = pd.DataFrame({
-        "clip": 1.0, "noise_multiplier": 0.0, "alpha_q": 1.0, "epsilon": 0.0,
-        "step": [0.1, 0.1, 0.5, 0.5, 0.9, 0.9],
-        "iteration": [1, 2, 1, 2, 1, 2],
-        "excess_risk": [5.0, 1.0, 3.0, 2.0, np.inf, np.nan],
-    })
-    best = best_over_steps(runs)
-    assert list(best["excess_risk"]) == [3.0, 1.0]
-    assert list(best["best_step"]) == [0.5, 0.1]
-
-
-def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
-    from fedlib.data.synthetic import AdditiveSyntheticTask
-    from fedlib.papers.ppsgd.experiment import (
-        clipping_bound,
-        global_only_floor,
-        shared_optimum_norm,
-    )
-
-    task = AdditiveSyntheticTask(n_users=400, dim=10, personal_coords=2, personal_scale=0.5)
-    # Deviations N(0, 0.25) on coordinates 9 and 10 (variances 1/9, 1/10):
-    # expected floor (1 - 1/N) * 0.25 * (1/9 + 1/10).
-    expected = (1 - 1 / 400) * 0.25 * (1 / 9 + 1 / 10)
-    assert global_only_floor(task) == pytest.approx(expected, rel=0.15)
-    norm = shared_optimum_norm(task)
-    assert clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
+def test_a_claim_sheet_spells_every_verdict_one_way() -> None:
+    sheet = ClaimSheet("dpditto", "smoke")
+    sheet.add("x", True, "t", "e")
+    sheet.add("y", np.bool_(False), "t", "e", paper_value="32.71%")
+    sheet.add("z", None, "t", "not run offline")
+    assert [(c.status, c.scale, c.paper) for c in sheet] == [
+        ("HOLDS", "smoke", "dpditto"), ("FAILS", "smoke", "dpditto"),
+        ("NOT-RUN", "smoke", "dpditto")]
+    assert sheet.claims[1].paper_value == "32.71%"
+    with pytest.raises(ValueError, match="already on the dpditto sheet"):
+        sheet.add("x", False, "t", "e")
+    with pytest.raises(ValueError, match="unknown paper id"):
+        ClaimSheet("bietti", "quick")
+    with pytest.raises(ValueError, match="of paper 'pfa'"):
+        sheet.extend([Claim("pfa", "w", "HOLDS", "t", "e")])

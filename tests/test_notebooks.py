@@ -11,17 +11,10 @@ import pytest
 from conftest import require_datasets
 
 from fedlib.claims import read_claims
+from fedlib.papers import PAPERS, paper
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
-DATASETS = {
-    "dpditto": ("mnist", "fashion-mnist"),
-    "hu2020": ("har/UCI HAR Dataset.zip|har-inertial.npz",),
-    "padpfl": ("mnist",),
-    "pfa": ("mnist", "fashion-mnist"),
-    "ppsgd": ("femnist-digits",),
-}
-"""The registered datasets each notebook reads (its smoke run skips without them)."""
+NOTEBOOKS = [ROOT / p.notebook for p in PAPERS]
 
 
 def _as_ipynb(source: Path, folder: Path) -> Path:
@@ -44,14 +37,14 @@ def test_notebook_declares_the_standard_parameters(source: Path) -> None:
         assert f"\n{name} =" in f"\n{cell}", f"{source.name}: parameter {name} missing"
 
 
-def test_every_notebook_declares_its_datasets() -> None:
-    assert sorted(DATASETS) == [p.stem for p in NOTEBOOKS]
+def test_every_notebook_is_a_listed_paper() -> None:
+    assert sorted((ROOT / "notebooks").glob("*.py")) == sorted(NOTEBOOKS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_at_smoke_tier(source: Path, tmp_path: Path) -> None:
-    require_datasets(*DATASETS[source.stem])
+    require_datasets(*paper(source.stem).datasets)
     executed = tmp_path / "out.ipynb"
     papermill.execute_notebook(
         str(_as_ipynb(source, tmp_path)), str(executed), cwd=str(ROOT), kernel_name="python3",
@@ -80,3 +73,30 @@ def test_invalid_parameter_stops_the_notebook_with_a_clear_message(tmp_path: Pat
         )
     assert "not a run tier" in str(info.value) and "smoke" in str(info.value)
 
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_misspelt_parameter_is_refused_before_anything_runs(source: Path, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from fedlib.execute import check_parameters, declared_parameters
+
+    declared = declared_parameters(source)
+    assert {"scale", "seed", "device", "workers", "ray_address", "claims_dir"} <= set(declared)
+    check_parameters(source, {"scale": "smoke", "seed": 3})
+    with pytest.raises(ValueError, match="no parameter 'scael' \\(did you mean 'scale'\\?\\)"):
+        check_parameters(source, {"scael": "smoke"})
+    output = tmp_path / "out.ipynb"
+    result = subprocess.run(
+        [sys.executable, "-m", "fedlib.execute", str(source), str(output), "-p", "sede", "3"],
+        capture_output=True, text=True)
+    assert result.returncode == 2 and "Nothing was run" in result.stderr
+    assert not output.exists()
+
+
+def test_command_line_values_are_typed_as_papermill_types_them() -> None:
+    from fedlib.execute import parse_value
+
+    assert [parse_value(v) for v in ("3", "0.5", "True", "None", "quick", "1e-5")] == [
+        3, 0.5, True, None, "quick", 1e-5]

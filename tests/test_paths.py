@@ -33,3 +33,35 @@ def test_folders_follow_the_environment(tmp_path: Path, monkeypatch) -> None:
     assert paths.offline()
     monkeypatch.setenv("FEDLIB_OFFLINE", "0")
     assert not paths.offline()
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("1", True), ("on", True), ("TRUE", True), (" yes ", True),
+    ("", False), ("0", False), ("off", False), ("No", False),
+])
+def test_offline_switch_reads_the_usual_spellings(monkeypatch, value, expected) -> None:
+    monkeypatch.setenv("FEDLIB_OFFLINE", value)
+    assert paths.offline() is expected
+
+
+@pytest.mark.parametrize("value", ["of", "2", "enabled"])
+def test_an_unreadable_offline_switch_is_an_error_not_online(monkeypatch, value) -> None:
+    monkeypatch.setenv("FEDLIB_OFFLINE", value)
+    with pytest.raises(ValueError, match="FEDLIB_OFFLINE=.*set it to 1"):
+        paths.offline()
+
+
+def test_atomic_files_get_the_umask_mode(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        with paths.atomic_path(tmp_path / "shared.txt") as tmp:
+            tmp.write_text("x")
+        assert (tmp_path / "shared.txt").stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        with paths.atomic_path(tmp_path / "private.txt") as tmp:
+            tmp.write_text("x")
+        assert (tmp_path / "private.txt").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)

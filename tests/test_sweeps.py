@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -178,3 +181,139 @@ def test_fingerprint_of_a_module_follows_its_imports_only(tmp_path, monkeypatch)
     assert fingerprint(figure) != changed
     assert fingerprint("tests.somewhere") == fingerprint(None)  # outside fedlib: everything
     sweeps.code_fingerprint.cache_clear()
+
+
+def _stored(tmp_path: Path) -> tuple[ResultStore, str, pd.DataFrame]:
+    store = ResultStore("damage", root=tmp_path)
+    table = pd.DataFrame({"round": [1, 2, 3], "loss": [0.5, 0.25, 0.125], "tag": ["a", "b", "c"]})
+    store.save("k1", table)
+    return store, "k1", table
+
+
+def test_a_stored_run_reads_back_equal(tmp_path: Path) -> None:
+    store, key, table = _stored(tmp_path)
+    pd.testing.assert_frame_equal(store.load(key), table)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbage", "other-layout",
+                                    "edited-value", "other-key"])
+def test_a_damaged_run_is_set_aside_and_computed_again(tmp_path, log, damage) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = ResultStore("toy")
+    configs = [{"x": x} for x in range(3)]
+    sweep("toy", configs, square_runner, workers=1, progress=False)
+    key = run_key(configs[1])
+    path = store.path(key)
+    raw = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "garbage":
+        path.write_bytes(b"not a parquet file at all" * 10)
+    elif damage == "other-layout":  # a plain Parquet file without fedlib's metadata
+        pd.DataFrame({"x": [1], "y": [999]}).to_parquet(path, index=False)
+    elif damage == "edited-value":  # content changed, metadata kept: only the digest tells
+        stored = pq.read_table(path)
+        edited = stored.to_pandas().assign(y=[999])
+        pq.write_table(pa.Table.from_pandas(edited, preserve_index=False)
+                       .replace_schema_metadata(stored.schema.metadata), path)
+    else:  # another run's file under this key
+        path.write_bytes(store.path(run_key(configs[2])).read_bytes())
+    with pytest.warns(RuntimeWarning, match="computed again"):
+        table = sweep("toy", configs, square_runner, workers=1, progress=False)
+    assert list(table["y"]) == [0, 1, 4]
+    assert calls(log)[-1] == [1]  # only the damaged run was computed again
+    assert len(list((store.folder / ".damaged").iterdir())) == 1  # kept for inspection
+    pd.testing.assert_frame_equal(store.load(key), pd.DataFrame({"x": [1], "y": [1]}))
+
+
+def test_byte_flips_never_give_a_different_table_silently(tmp_path: Path) -> None:
+    store, key, table = _stored(tmp_path)
+    raw = store.path(key).read_bytes()
+    for position in range(4, len(raw) - 4, max(1, len(raw) // 97)):
+        flipped = bytearray(raw)
+        flipped[position] ^= 0x5A
+        store.path(key).write_bytes(bytes(flipped))
+        try:
+            loaded = store.load(key)
+        except sweeps.DamagedRunError:
+            continue
+        pd.testing.assert_frame_equal(loaded, table)  # the flip hit nothing that matters
+
+
+def _sweep_script() -> str:
+    return f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from fedlib.sweeps import sweep
+import test_sweeps
+
+configs = [{{"x": x}} for x in range(8)]
+sweep("killed", configs, test_sweeps.slow_runner, workers=2, progress=False)
+"""
+
+
+def slow_runner(configs: list[dict]) -> list[pd.DataFrame]:
+    """Runner that logs its pid, takes its time, and (once, if asked) kills its own worker."""
+    log = Path(os.environ["SWEEP_TEST_LOG"])
+    with log.open("a") as handle:
+        handle.write(json.dumps({"pid": os.getpid(), "x": [c["x"] for c in configs]}) + "\n")
+    marker = log.with_suffix(".killed")
+    if os.environ.get("SWEEP_KILL_WORKER") and configs[0]["x"] == 3 and not marker.exists():
+        marker.write_text("once")
+        os.kill(os.getpid(), 9)
+    time.sleep(0.6)
+    return [pd.DataFrame({"x": [c["x"]], "y": [c["x"] ** 2]}) for c in configs]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _worker_pids(log: Path) -> set[int]:
+    return {json.loads(line)["pid"] for line in log.read_text().splitlines()} if log.exists() \
+        else set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("victim", ["sweep", "worker"])
+def test_a_sweep_killed_hard_resumes_and_leaves_no_process(tmp_path, log, monkeypatch,
+                                                            victim) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    if victim == "worker":
+        env["SWEEP_KILL_WORKER"] = "1"
+    process = subprocess.Popen([sys.executable, "-c", _sweep_script()], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    store = ResultStore("killed")
+    deadline = time.monotonic() + 120
+    while len(list(store.folder.glob("*.parquet"))) < 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "the sweep never finished two runs"
+        time.sleep(0.1)
+    if victim == "sweep":
+        process.kill()
+    process.wait(timeout=120)
+    if victim == "worker":
+        assert process.returncode != 0  # the broken pool stops the sweep with an error
+    finished = {p.stem for p in store.folder.glob("*.parquet")}
+    assert len(finished) >= 2
+    workers = _worker_pids(log)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in workers if _alive(pid)], "workers outlived their sweep"
+    before = len(log.read_text().splitlines())
+    monkeypatch.delenv("SWEEP_KILL_WORKER", raising=False)
+    table = sweep("killed", [{"x": x} for x in range(8)], slow_runner, workers=1, progress=False)
+    assert list(table["y"]) == [x * x for x in range(8)]
+    recomputed = [json.loads(line)["x"][0] for line in log.read_text().splitlines()[before:]]
+    assert len(recomputed) == 8 - len(finished), (finished, set(table["run_key"]), recomputed)

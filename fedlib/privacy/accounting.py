@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
@@ -58,7 +59,9 @@ from fedlib.checks import (
 __all__ = [
     "ACCOUNTANTS",
     "PLD_ABSOLUTE_ACCURACY",
+    "PLD_MIN_NOISE",
     "PLD_RELATIVE_ACCURACY",
+    "TINY_NOISE_MULTIPLIER",
     "epsilon",
     "epsilon_curve",
     "noise_multiplier_for_epsilon",
@@ -77,6 +80,23 @@ PLD_ABSOLUTE_ACCURACY = 1e-5
 _PLD_FIRST_INTERVAL = 1e-2
 _PLD_REFINEMENT = 3.0
 _PLD_FINEST_INTERVAL = 1e-5
+
+_PLD_TIME_BUDGET_S = 60.0
+"""Wall-clock budget of the PLD refinement: past it, the finest (still pessimistic,
+hence valid) value computed so far is returned, with a warning."""
+
+PLD_MIN_NOISE = {"subsampled": 0.05, "full": 0.01}
+"""Smallest noise multiplier the PLD accountant takes, with subsampling (q < 1) and
+without (q = 1): below it the discretised privacy loss spreads over so many buckets
+that the computation runs for minutes or exhausts memory (at 0.001 without
+subsampling it asks for 75 GiB); epsilon is above 1,000 there anyway, and the RDP
+accountant gives a valid upper bound at once."""
+
+TINY_NOISE_MULTIPLIER = 1e-3
+"""Below this noise multiplier one step alone costs an epsilon above 10^5 at any
+delta of interest, and the accountants lose their precision (squared multipliers
+underflow, series diverge): every accountant then reports ``math.inf``, the valid
+statement that such noise guarantees nothing."""
 
 _CURVE_CHUNK = 4096
 """Rows of step counts converted at once by the vectorized RDP conversion."""
@@ -168,8 +188,15 @@ def _pld_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delt
     finest one is returned.
     """
     interval = _PLD_FIRST_INTERVAL
+    started = time.monotonic()
     previous = _pld_epsilon_at(noise_multiplier, sampling_rate, steps, delta, interval)
     while interval > _PLD_FINEST_INTERVAL and math.isfinite(previous):
+        if time.monotonic() - started > _PLD_TIME_BUDGET_S:
+            warnings.warn(
+                f"PLD accountant: stopped refining after {_PLD_TIME_BUDGET_S:.0f} s at "
+                f"discretisation {interval:g}; epsilon={previous:.6g} is a valid upper bound "
+                "that may be looser than the converged value", RuntimeWarning, stacklevel=3)
+            return previous
         interval /= _PLD_REFINEMENT
         current = _pld_epsilon_at(noise_multiplier, sampling_rate, steps, delta, interval)
         change = previous - current
@@ -214,12 +241,42 @@ _EPSILON: dict[str, Callable[[float, float, int, float], float]] = {
 
 
 def _trivial_epsilon(noise_multiplier: float, steps: int) -> float | None:
-    """Epsilon where no accountant is needed: no steps, no noise, or infinite noise."""
+    """Epsilon where no accountant is needed: no steps, infinite noise (0), no noise
+    or noise too small to guarantee anything (inf, see :data:`TINY_NOISE_MULTIPLIER`)."""
     if steps == 0 or math.isinf(noise_multiplier):
         return 0.0
-    if noise_multiplier == 0:
+    if noise_multiplier < TINY_NOISE_MULTIPLIER:
         return math.inf
     return None
+
+
+def _check_pld_range(noise_multiplier: float, sampling_rate: float) -> None:
+    kind = "subsampled" if sampling_rate < 1.0 else "full"
+    floor = PLD_MIN_NOISE[kind]
+    if noise_multiplier < floor:
+        raise ValueError(
+            f"noise_multiplier={noise_multiplier!r} with sampling_rate={sampling_rate!r} is "
+            f"below what the PLD accountant can compute (>= {floor} "
+            f"{'with' if kind == 'subsampled' else 'without'} subsampling): use "
+            "accountant='rdp', a valid upper bound (epsilon is above 1,000 at such noise)."
+        )
+
+
+def _checked_result(value: float, noise_multiplier: float, sampling_rate: float, steps: int,
+                    delta: float, accountant: str) -> float:
+    """An accountant's epsilon, or a valid replacement when the library broke down.
+
+    With finite, positive noise and at least one step epsilon is positive; a NaN,
+    zero or negative value means the library lost its precision. The same
+    accountant without subsampling is then asked (subsampling only lowers epsilon,
+    so that is an upper bound), and failing that ``math.inf``.
+    """
+    if math.isfinite(value) and value > 0 or value == math.inf:
+        return value
+    if sampling_rate < 1.0:
+        return _checked_result(_EPSILON[accountant](noise_multiplier, 1.0, steps, delta),
+                               noise_multiplier, 1.0, steps, delta, accountant)
+    return math.inf
 
 
 # ---------------------------------------------------------------------------
@@ -335,8 +392,8 @@ def epsilon(
     Returns
     -------
     float
-        The epsilon; 0.0 for ``steps == 0``, ``math.inf`` for
-        ``noise_multiplier == 0`` with ``steps > 0``.
+        The epsilon; 0.0 for ``steps == 0``, ``math.inf`` for a noise multiplier
+        below :data:`TINY_NOISE_MULTIPLIER` (0 included) with ``steps > 0``.
 
     Raises
     ------
@@ -351,7 +408,10 @@ def epsilon(
     trivial = _trivial_epsilon(noise_multiplier, steps)
     if trivial is not None:
         return trivial
-    return _EPSILON[accountant](noise_multiplier, sampling_rate, steps, delta)
+    if accountant == "pld":
+        _check_pld_range(noise_multiplier, sampling_rate)
+    value = _EPSILON[accountant](noise_multiplier, sampling_rate, steps, delta)
+    return _checked_result(value, noise_multiplier, sampling_rate, steps, delta, accountant)
 
 
 def _curve_counts(steps: int, at: Sequence[int] | None) -> np.ndarray:
@@ -411,9 +471,10 @@ def epsilon_curve(
     counts = _curve_counts(steps, at)
     if math.isinf(noise_multiplier):
         return np.zeros(len(counts))
-    if noise_multiplier == 0:
+    if noise_multiplier < TINY_NOISE_MULTIPLIER:
         return np.where(counts > 0, math.inf, 0.0)
     if accountant == "pld":
+        _check_pld_range(noise_multiplier, sampling_rate)
         return np.array(
             [
                 _pld_epsilon(noise_multiplier, sampling_rate, int(t), delta) if t > 0 else 0.0
@@ -422,6 +483,10 @@ def epsilon_curve(
             dtype=float,
         )
     curve = _rdp_curve(noise_multiplier, sampling_rate, counts, delta, accountant)
+    broken = (counts > 0) & ~((curve > 0) & ~np.isnan(curve))
+    for i in np.flatnonzero(broken):  # the library lost its precision: see _checked_result
+        curve[i] = _checked_result(curve[i], noise_multiplier, sampling_rate, int(counts[i]),
+                                   delta, accountant)
     return np.where(counts > 0, curve, 0.0)
 
 
@@ -479,7 +544,14 @@ def noise_multiplier_for_epsilon(
 
     @cache
     def eps(sigma: float) -> float:
-        return _EPSILON[accountant](sigma, sampling_rate, steps, delta)
+        try:
+            return epsilon(sigma, sampling_rate, steps, delta, accountant)
+        except ValueError as error:
+            raise ValueError(
+                f"target_epsilon={target_epsilon!r} needs a noise multiplier below {sigma:.3g}, "
+                f"outside the range of accountant {accountant!r} ({error}); lower "
+                "target_epsilon or use accountant='rdp'."
+            ) from error
 
     low, high = _bracket(eps, target_epsilon, accountant)
     while high / low > 1.0 + tol:

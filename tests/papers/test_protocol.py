@@ -204,7 +204,8 @@ def test_fingerprint_follows_a_reexported_name_to_its_module(tmp_path, monkeypat
     sweeps.code_fingerprint.cache_clear()
     try:
         assert sweeps.code_files("fedlib.run") == ["__init__.py", "data/one.py", "run.py"]
+        # A name the face defines itself brings the face, and with it what the face uses.
         assert sweeps.code_files("fedlib.run_local") == [
-            "__init__.py", "data/__init__.py", "run_local.py"]
+            "__init__.py", "data/__init__.py", "data/one.py", "data/two.py", "run_local.py"]
     finally:
         sweeps.code_fingerprint.cache_clear()

@@ -409,3 +409,31 @@ def test_dropped_rdp_orders_leave_no_log_line_and_no_warning(caplog, recwarn) ->
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     assert curve[-1] == pytest.approx(single)
     assert from_zero[0] == 0.0 and from_zero[-1] == pytest.approx(single)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "opacus-rdp", "pld"])
+@pytest.mark.parametrize("noise", [1e-300, 1e-152, 1e-10, 9e-4])
+def test_noise_too_small_to_guarantee_anything_gives_infinite_epsilon(accountant, noise) -> None:
+    # Before: 0.0 (perfect privacy) for "rdp" at 1e-152, NaN curves, ZeroDivisionError, hangs.
+    assert epsilon(noise, 0.01, 100, 1e-5, accountant=accountant) == math.inf
+    assert list(epsilon_curve(noise, 0.01, 3, 1e-5, accountant=accountant)) == [math.inf] * 3
+    assert epsilon(noise, 0.01, 0, 1e-5, accountant=accountant) == 0.0
+
+
+def test_epsilon_grows_as_noise_shrinks_down_to_the_floor() -> None:
+    values = [epsilon(s, 0.01, 100, 1e-5) for s in (0.5, 0.1, 0.01, 0.0011)]
+    assert all(a < b for a, b in zip(values, values[1:], strict=False))
+    assert all(math.isfinite(v) and v > 0 for v in values)
+
+
+@pytest.mark.parametrize(("noise", "q"), [(0.001, 0.01), (0.04, 0.01), (0.005, 1.0)])
+def test_pld_refuses_noise_it_cannot_compute_instead_of_hanging(noise, q) -> None:
+    with pytest.raises(ValueError, match="below what the PLD accountant can compute.*'rdp'"):
+        epsilon(noise, q, 100, 1e-5, accountant="pld")
+    with pytest.raises(ValueError, match="PLD accountant"):
+        epsilon_curve(noise, q, 10, 1e-5, accountant="pld", at=[10])
+
+
+def test_calibration_to_a_huge_target_under_pld_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="target_epsilon=1000000.0 needs a noise multiplier"):
+        noise_multiplier_for_epsilon(1e6, 0.01, 100, 1e-5, accountant="pld")

@@ -1,13 +1,20 @@
-"""Hu et al. (2020) on HAR: cross-validation, Figures 2-5, claims and accounting.
+"""Hu et al. (2020) on HAR: tiers, tasks, the run configs of every stage, and the runner.
 
 Thirty subjects are thirty tasks (binary: sitting vs the rest), each with its
 own linear SVM, learned jointly by the private federated multi-task solver of
 :mod:`fedlib.papers.hu2020.algorithm`.
+
+The chapter runs in three stages (:data:`STAGES`): cross-validation of
+(lambda, xi) on the training split, then Figures 2-4 at the chosen pair, then
+Figure 5 at the drop probability where the private error of Figure 4 is lowest.
+:func:`configs` and :func:`run` take the stage and what it depends on as keyword
+options; :func:`choose_hyperparameters` and :func:`best_drop_probability` read
+the decisions between stages off the finished runs. Claims, tables and figures
+live in :mod:`fedlib.papers.hu2020.claims` and :mod:`fedlib.papers.hu2020.figures`.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,16 +22,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
-from fedlib.claims import Claim, verdict
 from fedlib.data import binary_subject_tasks, load_har
 from fedlib.data.har import gravity_level, load_har_windows
-from fedlib.papers.hu2020.algorithm import Hu2020Config, run_mocha_dp, sampling_rate
+from fedlib.papers.hu2020.algorithm import Hu2020Config, run_mocha_dp
 from fedlib.papers.hu2020.svm import predict_error
-from fedlib.privacy import epsilon as exact_epsilon
-from fedlib.privacy import hu2020_sigma
-from fedlib.sweeps import sweep
+from fedlib.sweeps import check_group, sweep
 from fedlib.tiers import check_scale
 
 EXPERIMENT = "hu2020-har"
@@ -32,6 +35,19 @@ DELTA = 1e-3
 EPSILON = 8.0
 FIG2_SETTINGS = {"a": (0.0, 0.0), "b": (0.5, 0.0), "c": (0.5, 0.2)}
 """Panel -> (tau, p_drop) of Figure 2."""
+
+FEATURES = ("auto", "uci-561", "inertial-map")
+"""Feature sources of HAR (``auto``: the official features when available)."""
+
+STAGES = ("cv", "figures", "fig5")
+"""The chapter's run stages: cross-validation, Figures 2-4, Figure 5."""
+
+BATCHED = ("figure", "lam", "xi", "tau", "p_drop", "epsilon", "repeat")
+"""Config fields one runner call batches: runs on the same data (fold) share one
+vectorized solver pass."""
+
+MAX_GROUP_SIZE = 48
+"""At most this many runs per solver call."""
 
 Task = tuple[np.ndarray, np.ndarray]
 
@@ -75,6 +91,17 @@ def tier(scale: str) -> HuSetup:
     return TIERS[check_scale(scale)]
 
 
+def check_features(features: str) -> str:
+    """Return ``features`` if it names a feature source of :data:`FEATURES`, else raise."""
+    if not isinstance(features, str) or features not in FEATURES:
+        raise ValueError(
+            f"features={features!r} is not a HAR feature source; use one of "
+            + ", ".join(repr(f) for f in FEATURES)
+            + " (auto: the official features when available)"
+        )
+    return features
+
+
 def xi_value(xi: str, m: int) -> float:
     """The aggregation parameter: "1/m" (m tasks) or a number."""
     return 1.0 / m if xi == "1/m" else float(xi)
@@ -87,6 +114,7 @@ def har_tasks(features: str, split_seed: int) -> tuple[str, tuple[Task, ...], tu
     The loader's warning that inertial windows do not look like the UCI
     recordings is silenced here: the chapter measures and states it instead.
     """
+    check_features(features)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="the total_acc channels")
         data = load_har(features)
@@ -94,6 +122,11 @@ def har_tasks(features: str, split_seed: int) -> tuple[str, tuple[Task, ...], tu
     train = tuple((t.x_train, t.y_train) for t in tasks)
     test = tuple((t.x_test, t.y_test) for t in tasks)
     return data.feature_source, train, test
+
+
+def task_sizes(tasks: tuple[Task, ...] | list[Task]) -> np.ndarray:
+    """The number of examples of every task."""
+    return np.array([len(y) for _, y in tasks])
 
 
 def inertial_gravity_level() -> float:
@@ -122,7 +155,7 @@ def _base(setup: HuSetup, features: str, split_seed: int) -> dict[str, Any]:
             "n_min": setup.n_min, "records": setup.records, "delta": DELTA}
 
 
-def cv_configs(setup: HuSetup, features: str, split_seed: int) -> list[dict[str, Any]]:
+def _cv_configs(setup: HuSetup, features: str, split_seed: int) -> list[dict[str, Any]]:
     """Non-private runs of the (lambda, xi) grid on every fold."""
     return [{**_base(setup, features, split_seed), "figure": "cv", "folds": setup.folds,
              "fold": fold, "lam": lam,
@@ -130,15 +163,8 @@ def cv_configs(setup: HuSetup, features: str, split_seed: int) -> list[dict[str,
             for fold in range(setup.folds) for lam in setup.lams for xi in setup.xis]
 
 
-def choose_hyperparameters(cv: pd.DataFrame) -> tuple[float, str, pd.DataFrame]:
-    """(lambda, xi) with the lowest mean validation error, and the whole table."""
-    table = cv.groupby(["lam", "xi"])["error"].mean().reset_index()
-    best = table.loc[table["error"].idxmin()]
-    return float(best["lam"]), str(best["xi"]), table
-
-
-def figure_configs(setup: HuSetup, features: str, split_seed: int, lam: float, xi: str,
-                   best_drop: float | None = None) -> list[dict[str, Any]]:
+def _figure_configs(setup: HuSetup, features: str, split_seed: int, lam: float, xi: str,
+                    best_drop: float | None = None) -> list[dict[str, Any]]:
     """Runs of Figures 2-4 (and 5 when ``best_drop`` is given), private and not."""
     base = {**_base(setup, features, split_seed), "fold": None, "lam": lam, "xi": xi}
     runs = []
@@ -164,19 +190,78 @@ def figure_configs(setup: HuSetup, features: str, split_seed: int, lam: float, x
     return runs
 
 
-BATCHED_FIELDS = ("figure", "lam", "xi", "tau", "p_drop", "epsilon", "repeat")
+def configs(setup: HuSetup, seed: int, *, stage: str = "cv", features: str = "auto",
+            lam: float | None = None, xi: str | None = None,
+            best_drop: float | None = None) -> list[dict[str, Any]]:
+    """Every run config of one stage of the chapter (no data is loaded).
+
+    Parameters
+    ----------
+    setup
+        The tier (:func:`tier`).
+    seed
+        Seed of the per-subject train/test split and of the solver's streams.
+    stage
+        ``"cv"``: non-private runs of the (lambda, xi) grid on every fold;
+        ``"figures"``: Figures 2-4 at ``lam`` and ``xi``; ``"fig5"``: Figure 5 at
+        ``lam``, ``xi`` and the drop probability ``best_drop``.
+    features
+        Feature source (:data:`FEATURES`); ``"auto"`` is resolved when the data is
+        loaded, by the runner.
+    lam, xi
+        The hyperparameters cross-validation chose (:func:`choose_hyperparameters`);
+        needed by the ``figures`` and ``fig5`` stages only.
+    best_drop
+        The drop probability of Figure 5 (:func:`best_drop_probability`); needed by
+        the ``fig5`` stage only.
+    """
+    check_features(features)
+    if stage not in STAGES:
+        raise ValueError(f"stage={stage!r} is not a stage of this chapter; use one of "
+                         + ", ".join(repr(s) for s in STAGES))
+    if stage == "cv":
+        given = [name for name, value in (("lam", lam), ("xi", xi), ("best_drop", best_drop))
+                 if value is not None]
+        if given:
+            raise ValueError(f"stage='cv' runs the whole (lambda, xi) grid; do not pass "
+                             f"{', '.join(given)}")
+        return _cv_configs(setup, features, seed)
+    if lam is None or xi is None:
+        raise ValueError(f"stage={stage!r} needs lam and xi (from choose_hyperparameters)")
+    if stage == "figures":
+        if best_drop is not None:
+            raise ValueError("stage='figures' runs every drop probability; pass best_drop "
+                             "to stage='fig5' only")
+        return _figure_configs(setup, features, seed, lam, xi)
+    if best_drop is None:
+        raise ValueError("stage='fig5' needs best_drop (from best_drop_probability)")
+    return _figure_configs(setup, features, seed, lam, xi, best_drop)
 
 
-def group_key(config: dict[str, Any]) -> tuple:
-    """Runs on the same data (fold) share one vectorized pass."""
-    return tuple(sorted((k, v) for k, v in config.items() if k not in BATCHED_FIELDS))
+def choose_hyperparameters(cv: pd.DataFrame) -> tuple[float, str, pd.DataFrame]:
+    """(lambda, xi) with the lowest mean validation error, and the whole table.
+
+    ``cv`` holds one row per finished cross-validation run (its final round).
+    """
+    table = cv.groupby(["lam", "xi"])["error"].mean().reset_index()
+    best = table.loc[table["error"].idxmin()]
+    return float(best["lam"]), str(best["xi"]), table
+
+
+def best_drop_probability(last: pd.DataFrame) -> float:
+    """The drop probability of Figure 4 with the lowest mean private test error.
+
+    ``last`` holds one row per finished run of the ``figures`` stage (its final
+    round); Figure 5 runs at the drop probability returned.
+    """
+    fig4 = last[last["figure"] == "fig4"]
+    return float(fig4[fig4["epsilon"].notna()].groupby("p_drop")["error"].mean().idxmin())
 
 
 def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     """Sweep runner: one batched solver call for runs on the same data."""
+    check_group(configs, BATCHED)
     first = configs[0]
-    if any(group_key(c) != group_key(first) for c in configs):
-        raise ValueError("run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS))
     _, train, test = har_tasks(first["features"], first["split_seed"])
     if first["fold"] is not None:
         fit, held = cv_split(train, first["folds"], first["fold"], first["split_seed"])
@@ -207,101 +292,12 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     return tables
 
 
-def run_configs(configs: list[dict[str, Any]], workers: int | None = None,
-                ray_address: str | None = None, progress: bool = False) -> pd.DataFrame:
-    """Run (or load from the cache) a list of configs."""
-    return sweep(EXPERIMENT, configs, run_group, batched=BATCHED_FIELDS, max_group_size=48,
+def run(setup: HuSetup, seed: int, *, stage: str = "cv", features: str = "auto",
+        lam: float | None = None, xi: str | None = None, best_drop: float | None = None,
+        workers: int | None = None, ray_address: str | None = None,
+        progress: bool = True) -> pd.DataFrame:
+    """Run (or load from the cache) every run of one stage (see :func:`configs`)."""
+    return sweep(EXPERIMENT, configs(setup, seed, stage=stage, features=features, lam=lam,
+                                     xi=xi, best_drop=best_drop),
+                 run_group, batched=BATCHED, max_group_size=MAX_GROUP_SIZE,
                  workers=workers, ray_address=ray_address, progress=progress)
-
-
-def finals(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: its test error and final primal objective."""
-    last = runs[runs["round"] == runs.groupby("run_key")["round"].transform("max")]
-    return last.reset_index(drop=True)
-
-
-def _mean_error(frame: pd.DataFrame, private: bool, column: str) -> pd.Series:
-    sel = frame[frame["epsilon"].notna() == private]
-    return sel.groupby(column)["error"].mean().sort_index()
-
-
-def evaluate_claims(runs: pd.DataFrame, fig5: pd.DataFrame, scale: str) -> list[Claim]:
-    """Evaluate the claims of Figures 2-5 (means over repeats)."""
-    claims: list[Claim] = []
-
-    def add(claim_id: str, holds: bool, text: str, evidence: str, paper_value: str = "") -> None:
-        claims.append(Claim(paper="hu2020", claim_id=claim_id, status=verdict(holds), text=text,
-                            evidence=evidence, paper_value=paper_value, scale=scale))
-
-    # Figure 2: private plateaus (does not grow) above the non-private objective.
-    ok, parts = [], []
-    for panel in FIG2_SETTINGS:
-        frame = runs[runs["figure"] == "fig2" + panel]
-        curve = {private: frame[frame["epsilon"].notna() == private].groupby("round")["primal"]
-                 .mean().sort_index() for private in (True, False)}
-        private, plain = curve[True], curve[False]
-        half = private.iloc[len(private) // 2]
-        settled = private.iloc[-1] <= 1.1 * half
-        above = private.iloc[-1] > plain.iloc[-1]
-        ok.append(settled and above)
-        parts.append(f"({panel}) private {half:.3g} at mid-run -> {private.iloc[-1]:.3g}, "
-                     f"non-private {plain.iloc[-1]:.3g}")
-    add("fig2-private-plateaus-above", all(ok),
-        "the private primal objective settles (ends within 10% of its mid-run value) above "
-        "the non-private one in all three settings", "; ".join(parts))
-
-    last = finals(runs)
-    fig3 = last[last["figure"] == "fig3"]
-    priv, plain = _mean_error(fig3, True, "tau"), _mean_error(fig3, False, "tau")
-    add("fig3-private-flat", np.ptp(priv) < np.ptp(plain),
-        "test error over tau varies less for the private than for the non-private solver",
-        f"range over tau: private {np.ptp(priv):.3f} ({priv.min():.3f}-{priv.max():.3f}), "
-        f"non-private {np.ptp(plain):.3f} ({plain.min():.3f}-{plain.max():.3f})")
-
-    fig4 = last[last["figure"] == "fig4"]
-    priv, plain = _mean_error(fig4, True, "p_drop"), _mean_error(fig4, False, "p_drop")
-    best = float(priv.idxmin())
-    interior = priv.index[0] < best < priv.index[-1]
-    add("fig4-private-interior-minimum", interior,
-        "the private test error falls to a minimum at an interior drop probability, then rises",
-        f"minimum {priv.min():.3f} at P_drop={best:g}; at P_drop={priv.index[0]:g}: "
-        f"{priv.iloc[0]:.3f}, at {priv.index[-1]:g}: {priv.iloc[-1]:.3f}",
-        paper_value="minimum 0.097 at P_drop=0.2")
-    rho = float(spearmanr(plain.index, plain.values)[0])
-    add("fig4-nonprivate-rises", rho >= 0.9,
-        "the non-private test error rises with the drop probability (Spearman rho >= 0.9)",
-        f"rho={rho:.2f}; " + ", ".join(f"{k:g}: {v:.3f}" for k, v in plain.items()))
-
-    errors = fig5.groupby("epsilon")["error"].mean().sort_index()
-    rho = float(spearmanr(errors.index, errors.values)[0])
-    add("fig5-error-falls-with-epsilon", rho <= -0.9 and errors.iloc[-1] < errors.iloc[0],
-        "the private test error decreases as epsilon grows (Spearman rho <= -0.9)",
-        f"rho={rho:.2f}; " + ", ".join(f"eps={k:g}: {v:.3f}" for k, v in errors.items()))
-    return claims
-
-
-def accounting_table(setup: HuSetup, n_train: np.ndarray, epsilons: tuple[float, ...],
-                     tau: float, p_drop: float) -> pd.DataFrame:
-    """Theorem 5's noise, and the epsilon exact accountants give for it.
-
-    Per round an active device releases two Gaussian mechanisms with noise
-    multipliers sigma1 (dual state) and sigma2 (upload); together they are one
-    Gaussian mechanism of multiplier (sigma1^-2 + sigma2^-2)^-1/2. A record is
-    touched in a round with probability at most p q (device active, coordinate
-    sampled), used as the Poisson sampling rate over K H rounds.
-    """
-    q = sampling_rate(np.asarray(n_train), setup.n_min, tau)
-    p = 1.0 - p_drop
-    total = setup.inner_rounds * setup.outer_rounds
-    rows = []
-    for eps in epsilons:
-        for label, rounds in (("K H (this project)", total), ("K (the paper)", setup.inner_rounds)):
-            s1, s2 = hu2020_sigma(eps, DELTA, q, p, rounds)
-            z = 1.0 / math.sqrt(s1**-2 + s2**-2)
-            rows.append({
-                "target epsilon": eps, "rounds accounted": label, "sigma1": s1, "sigma2": s2,
-                "combined multiplier": z,
-                "RDP epsilon over K H rounds": exact_epsilon(z, min(1.0, p * q), total, DELTA,
-                                                             accountant="rdp"),
-            })
-    return pd.DataFrame(rows)

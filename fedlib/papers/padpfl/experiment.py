@@ -1,14 +1,21 @@
-"""Scenarios S1-S4 of Talaei & Izadi (PADPFL) on MNIST: data, runs and claims.
+"""Scenarios S1-S4 of Talaei & Izadi (PADPFL) on MNIST: tiers, data, configs and runs.
 
 Sixty clients in three parts differ in data quality (salt-and-pepper noise) or
 dataset size; the server weighs the parts with impact factors given as ratios,
 e.g. "0-1-2" gives every client of part 1, 2, 3 the weight 0, 1/Z, 2/Z with Z
 chosen so that the factors sum to one.
+
+The module follows the experiment protocol of every paper: :data:`TIERS` and
+:func:`tier` (with the notebook's overrides), :func:`configs`, :data:`BATCHED`,
+the sweep runner :func:`run_group` and :func:`run`. Read-outs and claims are in
+``claims.py``, figures in ``figures.py``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -17,17 +24,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fedlib.claims import Claim, verdict
 from fedlib.data import load_mnist
 from fedlib.data.corruption import salt_and_pepper
 from fedlib.papers.padpfl.algorithm import LocalSolver, run_padpfl
-from fedlib.privacy import epsilon as exact_epsilon
-from fedlib.privacy.calibration import (
-    classic_gaussian_c,
-    padpfl_client_sigma,
-    padpfl_server_sigma,
-)
-from fedlib.sweeps import sweep
+from fedlib.privacy.calibration import padpfl_client_sigma, padpfl_server_sigma
+from fedlib.sweeps import check_group, sweep
 from fedlib.tiers import check_scale
 
 EXPERIMENT = "padpfl"
@@ -135,9 +136,49 @@ TIERS: dict[str, PadpflSetup] = {
 }
 
 
-def tier(scale: str) -> PadpflSetup:
-    """The setup of tier ``scale``."""
-    return TIERS[check_scale(scale)]
+def tier(
+    scale: str,
+    *,
+    hidden: int | None = None,
+    small_r: int | None = None,
+    clip_bound: float | None = None,
+    mu: float | None = None,
+    local_steps: int | None = None,
+    lr: float | None = None,
+) -> PadpflSetup:
+    """The setup of tier ``scale``, with the notebook's overrides of the inferred settings.
+
+    Parameters
+    ----------
+    scale
+        Run tier, one of ``smoke``, ``quick``, ``paper``.
+    hidden, small_r
+        Width of the hidden layer and the small R of the runs with server noise
+        (``small_exposures``); None or 0 keeps the tier's value.
+    clip_bound, mu, local_steps, lr
+        Clipping bound B (``clip``), FedProx weight, local steps and learning
+        rate; None keeps the tier's value.
+
+    Raises
+    ------
+    ValueError
+        For an unknown tier, a ``hidden`` or ``small_r`` that is not an integer
+        >= 0, or overrides the setup rejects (e.g. R larger than T).
+    """
+    setup = TIERS[check_scale(scale)]
+    for name, value in {"hidden": hidden, "small_r": small_r}.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise ValueError(f"{name}={value!r} must be an integer >= 0 (0 keeps the tier's value)")
+    changes = {"hidden": hidden or None, "small_exposures": small_r or None, "clip": clip_bound,
+               "mu": mu, "local_steps": local_steps, "lr": lr}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    return dataclasses.replace(setup, **changes) if changes else setup
+
+
+def run_seeds(setup: PadpflSetup, seed: int) -> tuple[int, ...]:
+    """Seeds of the runs: the tier's seeds shifted by ``seed`` (the notebook's first seed)."""
+    return tuple(seed + s for s in range(len(setup.seeds)))
 
 
 def switch_round(rounds: int) -> int:
@@ -243,10 +284,12 @@ def scenario_data(
     )
 
 
-def scenario_configs(scenario: str, setup: PadpflSetup) -> list[dict[str, Any]]:
+def _scenario_configs(
+    scenario: str, setup: PadpflSetup, seeds: Sequence[int]
+) -> list[dict[str, Any]]:
     """Every run of one scenario: the non-private assignments, and the private runs
     (the paper's assignment at each epsilon, equal factors at the largest) with
-    R = T (no server noise) and with the small R (server noise)."""
+    R = T (no server noise) and with the small R (server noise), for each seed."""
     spec = SCENARIOS[scenario]
     base = {
         "experiment": EXPERIMENT, "scenario": scenario, "rounds": setup.rounds,
@@ -256,7 +299,7 @@ def scenario_configs(scenario: str, setup: PadpflSetup) -> list[dict[str, Any]]:
         "delta": DELTA,
     }
     runs = []
-    for seed in setup.seeds:
+    for seed in seeds:
         for name in spec.assignments:
             runs.append({**base, "seed": seed, "assignment": name, "epsilon": None,
                          "exposures": None})
@@ -269,12 +312,24 @@ def scenario_configs(scenario: str, setup: PadpflSetup) -> list[dict[str, Any]]:
     return runs
 
 
-BATCHED_FIELDS = ("assignment", "epsilon", "exposures")
+def configs(
+    setup: PadpflSetup, seed: int, *, scenarios: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every run of the given scenarios (None: all four) at a tier, seeds shifted by ``seed``.
+
+    Plain data; no dataset is read. Runs of one scenario and seed share one
+    runner call (they differ only in the :data:`BATCHED` fields).
+    """
+    scenarios = tuple(SCENARIOS) if scenarios is None else tuple(scenarios)
+    unknown = [s for s in scenarios if s not in SCENARIOS]
+    if unknown:
+        raise ValueError(f"unknown scenarios {unknown}; use some of {', '.join(SCENARIOS)}")
+    seeds = run_seeds(setup, seed)
+    return [c for s in scenarios for c in _scenario_configs(s, setup, seeds)]
 
 
-def group_key(config: dict[str, Any]) -> tuple:
-    """Runs on the same clients (scenario, seed, tier) share one vectorized pass."""
-    return tuple(sorted((k, v) for k, v in config.items() if k not in BATCHED_FIELDS))
+BATCHED = ("assignment", "epsilon", "exposures")
+"""Runs on the same clients (scenario, seed, tier) share one vectorized pass."""
 
 
 def noise_levels(
@@ -300,9 +355,8 @@ def noise_levels(
 
 def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     """Sweep runner: all runs of one scenario and seed in one engine call."""
+    check_group(configs, BATCHED)
     first = configs[0]
-    if any(group_key(c) != group_key(first) for c in configs):
-        raise ValueError("run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS))
     data = scenario_data(first["scenario"], first["seed"], first["rounds"],
                          first["client_divisor"], first["sample_divisor"])
     rounds = first["rounds"]
@@ -346,188 +400,17 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     return tables
 
 
-def run_scenarios(
+def run(
     setup: PadpflSetup,
-    scenarios: tuple[str, ...] = tuple(SCENARIOS),
+    seed: int,
     *,
+    scenarios: Sequence[str] | None = None,
     workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Every run of the given scenarios at a tier (cached); one row per run and round."""
-    configs = [c for s in scenarios for c in scenario_configs(s, setup)]
-    return sweep(EXPERIMENT, configs, run_group, batched=BATCHED_FIELDS, max_group_size=64,
-                 workers=workers, ray_address=ray_address, progress=progress)
-
-
-def curve_label(row: pd.Series) -> str:
-    """Legend label of a run: assignment, and epsilon when private."""
-    if pd.isna(row["epsilon"]):
-        return f"{row['assignment']}, non-private"
-    return f"{row['assignment']}, eps={row['epsilon']:g}"
-
-
-def final_losses(runs: pd.DataFrame) -> pd.DataFrame:
-    """Loss at the last round per run, with the run's labels."""
-    last = runs[runs["round"] == runs["round"].max()]
-    return last[["scenario", "seed", "assignment", "epsilon", "exposures", "train_loss",
-                 "test_accuracy"]].reset_index(drop=True)
-
-
-def _select(frame: pd.DataFrame, scenario: str, assignment: str, epsilon: float | None,
-            exposures: int | None) -> pd.DataFrame:
-    sel = frame[(frame["scenario"] == scenario) & (frame["assignment"] == assignment)]
-    sel = sel[sel["epsilon"].isna()] if epsilon is None else sel[sel["epsilon"] == epsilon]
-    if exposures is not None:
-        sel = sel[sel["exposures"] == exposures]
-    return sel
-
-
-def _mean_final(finals: pd.DataFrame, scenario: str, assignment: str,
-                epsilon: float | None = None, exposures: int | None = None) -> tuple[float, str]:
-    sel = _select(finals, scenario, assignment, epsilon, exposures)["train_loss"]
-    if sel.empty:
-        raise KeyError(f"no runs for {scenario} {assignment} eps={epsilon} R={exposures}")
-    spread = f"{sel.mean():.3f} [{sel.min():.3f}, {sel.max():.3f}]"
-    return float(sel.mean()), spread
-
-
-def evaluate_claims(runs: pd.DataFrame, setup: PadpflSetup, scale: str) -> list[Claim]:
-    """Evaluate the claims of Figures 2-9 on the seed-mean final training loss.
-
-    Private claims are judged at R = T, the reading in which every upload is
-    exposed (the paper's formulas then add no server noise); the evidence also
-    gives the small-R runs.
-    """
-    finals = final_losses(runs)
-    big, small = setup.rounds, setup.small_exposures
-    high, low = max(EPSILONS), min(EPSILONS)
-    claims: list[Claim] = []
-
-    def nonprivate_ranking(scenario: str) -> list[tuple[str, float, str]]:
-        spec = SCENARIOS[scenario]
-        rows = [(a, *_mean_final(finals, scenario, a)) for a in spec.assignments]
-        return sorted(rows, key=lambda r: r[1])
-
-    def ranking_text(rows: list[tuple[str, float, str]]) -> str:
-        return "; ".join(f"{a}: {s}" for a, _, s in rows)
-
-    def add(claim_id: str, holds: bool, text: str, evidence: str, paper_value: str = "") -> None:
-        claims.append(Claim(paper="padpfl", claim_id=claim_id, status=verdict(holds), text=text,
-                            evidence=evidence, paper_value=paper_value, scale=scale))
-
-    # Figure 2 (S1, non-private).
-    rows = nonprivate_ranking("S1")
-    add("fig2-equal-worst", rows[-1][0] == EQUAL,
-        "S1 non-private: equal impact factors give the highest final loss of the assignments",
-        "final loss mean [min, max] over seeds, best first: " + ranking_text(rows))
-    add("fig2-012-best", rows[0][0] == "0-1-2",
-        "S1 non-private: '0-1-2' gives the lowest final loss",
-        "best: " + rows[0][0] + "; " + ranking_text(rows))
-
-    # Private comparisons shared by Figures 3, 5, 7, 9.
-    def private_pair(scenario: str, exposures: int) -> tuple[float, float, float, str]:
-        a = SCENARIOS[scenario].private_assignment
-        lo, lo_s = _mean_final(finals, scenario, a, low, exposures)
-        hi, hi_s = _mean_final(finals, scenario, a, high, exposures)
-        eq, eq_s = _mean_final(finals, scenario, EQUAL, high, exposures)
-        text = (f"R={exposures}: {a} eps={low:g} {lo_s}, {a} eps={high:g} {hi_s}, "
-                f"equal eps={high:g} {eq_s}")
-        return lo, hi, eq, text
-
-    def both(scenario: str) -> tuple[tuple[float, float, float], str]:
-        lo, hi, eq, text_big = private_pair(scenario, big)
-        _, _, _, text_small = private_pair(scenario, small)
-        return (lo, hi, eq), text_big + " | " + text_small
-
-    (lo, hi, eq), text = both("S1")
-    add("fig3-eps20-below-eps5", hi < lo,
-        "S1 private, p = (0, 1/60, 1/30): the final loss at eps=20 is below that at eps=5",
-        text)
-    add("fig3-equal-eps20-worse-than-weighted-eps5", eq > lo,
-        "S1 private: equal factors at eps=20 end above the weighted run at eps=5", text)
-
-    # Figure 4 (S2, non-private).
-    rows = nonprivate_ranking("S2")
-    add("fig4-021-best", rows[0][0] == "0-2-1",
-        "S2 non-private: '0-2-1' gives the lowest final loss", ranking_text(rows))
-    add("fig4-equal-poor", [r[0] for r in rows].index(EQUAL) >= len(rows) - 2,
-        "S2 non-private: equal factors are among the two worst assignments", ranking_text(rows))
-
-    # Figure 5 (S2, private).
-    (lo, hi, eq), text = both("S2")
-    add("fig5-weighted-beats-equal", hi < eq,
-        "S2 private at eps=20: p = (0, 2/75, 1/75) ends below equal factors", text)
-
-    # Figure 6 (S3, non-private).
-    rows = nonprivate_ranking("S3")
-    order = [r[0] for r in rows]
-    add("fig6-weight-on-large-clients", order == ["1-3-5", "1-1-1", "5-3-1"],
-        "S3 non-private: the more weight on the clients with more data, the lower the final "
-        "loss (1-3-5 < 1-1-1 < 5-3-1)", ranking_text(rows))
-
-    # Figure 7 (S3, private).
-    (lo, hi, eq), text = both("S3")
-    add("fig7-135-beats-equal-eps20", hi < eq,
-        "S3 private at eps=20: 1:3:5 factors end below equal factors, although their "
-        "aggregate noise is larger", text)
-
-    # Figure 8 (S4, non-private).
-    rows = nonprivate_ranking("S4")
-    area = {}
-    for a in SCENARIOS["S4"].assignments:
-        sel = _select(runs, "S4", a, None, None)
-        area[a] = float(sel.groupby("seed")["train_loss"].mean().mean())
-    fastest = min(area, key=area.get)
-    add("fig8-adaptive-best", rows[0][0] == "adaptive" and fastest == "adaptive",
-        "S4 non-private: adaptive factors (heaviest on the slightly noisy part) give the "
-        "lowest final loss and the lowest mean loss over the rounds",
-        ranking_text(rows) + "; mean over rounds: "
-        + ", ".join(f"{a}: {v:.3f}" for a, v in area.items()))
-
-    # Figure 9 (S4, private, adaptive).
-    (lo, hi, eq), text = both("S4")
-    start = float(runs[(runs["scenario"] == "S4") & (runs["round"] == 0)]["train_loss"].mean())
-    add("fig9-eps20-below-eps5", hi < lo,
-        "S4 private, adaptive factors: the final loss at eps=20 is below that at eps=5", text)
-    add("fig9-adaptive-converges", hi < start and lo < start,
-        "S4 private, adaptive factors: the loss ends below its starting value at both epsilons",
-        f"start {start:.3f}; " + text)
-    return claims
-
-
-def accounting_table(
-    scenario: str, setup: PadpflSetup, exposures: int, epsilon: float
-) -> pd.DataFrame:
-    """Per client part: the paper's epsilon and what exact accountants give.
-
-    Each upload is a Gaussian mechanism of sensitivity 2B/m_i (the paper's
-    bound) and noise sigma_C, i.e. noise multiplier sigma_C m_i / (2B). The
-    paper composes the classic bound linearly over R exposures; the exact
-    accountants compose the same mechanism over R exposures and over all T
-    uploads.
-    """
-    spec = SCENARIOS[scenario]
-    samples = [math.ceil(s / setup.sample_divisor) for s in spec.samples]
-    min_m = min(samples)
-    clip = setup.clip
-    sigma_c = padpfl_client_sigma(clip, exposures, min_m, epsilon, DELTA)
-    rows = []
-    for part, m in enumerate(samples):
-        multiplier = sigma_c * m / (2 * clip)
-        per_upload = 2 * clip * classic_gaussian_c(DELTA) / (m * sigma_c)
-        rows.append({
-            "part": part + 1,
-            "examples per client": m,
-            "sigma_C": sigma_c,
-            "noise multiplier": multiplier,
-            "paper: eps per upload": per_upload,
-            "paper: eps (R uploads, linear)": per_upload * exposures,
-            f"PLD: eps over R={exposures}": exact_epsilon(multiplier, 1.0, exposures, DELTA,
-                                                          accountant="pld"),
-            f"RDP: eps over R={exposures}": exact_epsilon(multiplier, 1.0, exposures, DELTA,
-                                                          accountant="rdp"),
-            f"PLD: eps over T={setup.rounds}": exact_epsilon(multiplier, 1.0, setup.rounds, DELTA,
-                                                         accountant="pld"),
-        })
-    return pd.DataFrame(rows)
+    """Every run of the given scenarios (None: all) at a tier (cached); one row per run and
+    round. ``seed`` shifts the tier's seeds (see :func:`configs`)."""
+    return sweep(EXPERIMENT, configs(setup, seed, scenarios=scenarios), run_group,
+                 batched=BATCHED, max_group_size=64, workers=workers, ray_address=ray_address,
+                 progress=progress)

@@ -1,5 +1,6 @@
-"""Liu et al. (2022), PFA: what the chapter reads off the runs (final accuracies, spectra,
-uplink traffic, per-client ledgers) and the evaluation of the paper's claims.
+"""Liu et al. (2022), PFA: what the chapter reads off the runs (final accuracies,
+accuracy curves, spectra, uplink traffic, per-client ledgers), the tables it shows, and
+the evaluation of the paper's claims (:func:`evaluate`).
 
 Kept apart from :mod:`fedlib.papers.pfa.experiment` so that editing a
 claim does not invalidate the cached runs.
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.claims import Claim, verdict
+from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.pfa.aggregation import upload_bytes
 from fedlib.papers.pfa.budgets import sample_budgets
 from fedlib.papers.pfa.experiment import (
@@ -22,8 +23,9 @@ from fedlib.papers.pfa.experiment import (
     FIG5_SETTINGS,
     LABELS,
     MAIN_AGGREGATORS,
+    PfaSetup,
     build_model,
-    schedule,
+    hyperparameters,
     setting_examples_per_client,
 )
 from fedlib.papers.pfa.training import SAMPLING_RATIO, plan_participation
@@ -40,6 +42,29 @@ def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     return tail.groupby(keys, as_index=False)["accuracy"].mean()
 
 
+def accuracy_curves(runs: pd.DataFrame) -> pd.DataFrame:
+    """The evaluated rounds of every run, with the aggregator's name in ``method``."""
+    curves = runs.dropna(subset=["accuracy"]).copy()
+    curves["method"] = curves["aggregator"].map(LABELS)
+    return curves
+
+
+def setup_table(setup: PfaSetup, scale: str) -> pd.DataFrame:
+    """The tier's setup, one row per quantity (for the chapter's setup table)."""
+    return pd.DataFrame({
+        "tier": [scale],
+        "clients M": [setup.n_clients],
+        "rounds T": [setup.rounds],
+        "local steps tau": [setup.local_steps],
+        "batch B": [setup.batch_size],
+        "learning rate (LogR, CNN)": [f"{setup.lr_logr}, {setup.lr_cnn}"],
+        "projection dimension k (Figures 3, 4, 8)": [setup.k],
+        "test examples": [setup.n_test],
+        "repeats": [setup.repeats],
+        "Figure 4 model": [setup.fig4_model],
+    }).T.rename(columns={0: ""})
+
+
 # ---------------------------------------------------------------------------------------
 # Privacy: the per-client ledger and the authors' closed form
 
@@ -49,20 +74,20 @@ def ledger_table(config: dict[str, Any], accountant_check: str = "pld") -> pd.Da
     authors' closed form), rounds taken and the epsilon actually spent (RDP, and under
     ``accountant_check``)."""
     budgets = sample_budgets(config["distribution"], config["n_clients"], config["seed"])
-    sched = schedule(config)
+    hyper = hyperparameters(config)
     n_examples = setting_examples_per_client(config)
-    ledger, public, _ = plan_participation(budgets, n_examples, sched, DELTA, config["seed"])
+    ledger, public, _ = plan_participation(budgets, n_examples, hyper, DELTA, config["seed"])
     n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
-    q = sched.batch_size / n_examples
+    q = hyper.batch_size / n_examples
     rows = []
     for m, budget in enumerate(budgets):
         nm = ledger.noise_multipliers[m]
-        steps = int(ledger.rounds_taken[m]) * sched.local_steps
+        steps = int(ledger.rounds_taken[m]) * hyper.local_steps
         rows.append({
             "client": m, "public": bool(public[m]), "budget": budget,
             "noise multiplier (RDP calibration)": nm,
             "noise multiplier (authors' closed form)": pfa_closed_form_noise_multiplier(
-                budget, DELTA, sched.batch_size, n_examples, sched.rounds, n_sample,
+                budget, DELTA, hyper.batch_size, n_examples, hyper.rounds, n_sample,
                 config["n_clients"]),
             "rounds taken": int(ledger.rounds_taken[m]),
             "epsilon spent (RDP)": ledger.spent_after(m, int(ledger.rounds_taken[m])),
@@ -74,13 +99,31 @@ def ledger_table(config: dict[str, Any], accountant_check: str = "pld") -> pd.Da
 
 def closed_form_epsilon(config: dict[str, Any], budget: float) -> float:
     """Epsilon (RDP) of the authors' closed-form noise over the planned steps."""
-    sched = schedule(config)
+    hyper = hyperparameters(config)
     n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
     n_examples = setting_examples_per_client(config)
-    nm = pfa_closed_form_noise_multiplier(budget, DELTA, sched.batch_size, n_examples,
-                                          sched.rounds, n_sample, config["n_clients"])
-    planned = math.ceil(sched.rounds * n_sample / config["n_clients"])
-    return epsilon(nm, sched.batch_size / n_examples, planned * sched.local_steps, DELTA)
+    nm = pfa_closed_form_noise_multiplier(budget, DELTA, hyper.batch_size, n_examples,
+                                          hyper.rounds, n_sample, config["n_clients"])
+    planned = math.ceil(hyper.rounds * n_sample / config["n_clients"])
+    return epsilon(nm, hyper.batch_size / n_examples, planned * hyper.local_steps, DELTA)
+
+
+def ledger_note(config: dict[str, Any], ledger: pd.DataFrame) -> str:
+    """What the ledger of ``config`` (from :func:`ledger_table`) says about the smallest
+    budget: the closed-form noise against the calibrated one, and what the closed form
+    would spend (Markdown)."""
+    smallest = float(ledger["budget"].min())
+    closed_form = float(ledger["noise multiplier (authors' closed form)"].max())
+    calibrated = float(ledger["noise multiplier (RDP calibration)"].max())
+    return (
+        f"The smallest budget here is $\\varepsilon={smallest:.3f}$: the authors' closed form "
+        f"gives it noise multiplier {closed_form:.3g} where the accountant needs "
+        f"{calibrated:.3g}; "
+        "with the closed-form noise the same client would spend "
+        f"$\\varepsilon={closed_form_epsilon(config, smallest):.3g}$ (RDP) over its "
+        "planned rounds. No client exceeds its budget; clients sampled more often than planned "
+        "are retired early."
+    )
 
 
 def paper_uplink_megabytes(model: str, k: int = 1, n_clients: int = 50, n_public: int = 5,
@@ -98,6 +141,23 @@ def paper_uplink_megabytes(model: str, k: int = 1, n_clients: int = 50, n_public
     return {"full": full / 1e6, "pfa+": plus / 1e6}
 
 
+def paper_uplink_table(k: int) -> pd.DataFrame:
+    """:func:`paper_uplink_megabytes` of LogR and the CNN, one row per model."""
+    paper_scale = pd.DataFrame({model: paper_uplink_megabytes(model, k)
+                                for model in ("logr", "cnn")}).T
+    return paper_scale.rename(columns={"full": "full updates (MB)", "pfa+": "PFA+ (MB)"})
+
+
+def uplink_traffic(runs: pd.DataFrame) -> pd.DataFrame:
+    """Cumulative uplink megabytes (``MB``) of every round of Figure 3's MNIST runs, with
+    the aggregator's name in ``method``."""
+    traffic = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")].copy()
+    traffic = traffic.sort_values("round")
+    traffic["MB"] = traffic.groupby("run_key")["uplink_bytes"].cumsum() / 1e6
+    traffic["method"] = traffic["aggregator"].map(LABELS)
+    return traffic
+
+
 # ---------------------------------------------------------------------------------------
 # Claims
 
@@ -111,15 +171,22 @@ def _acc(final: pd.DataFrame, **where: Any) -> float:
     return float(rows["accuracy"].mean())
 
 
-def evaluate_claims(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
-    """Every claim of the PFA chapter at this tier."""
-    final = final_accuracy(runs)
-    claims: list[Claim] = []
+def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
+    """Every claim of the PFA chapter at this tier.
 
-    def claim(claim_id: str, holds: bool | None, text: str, evidence: str,
-              paper_value: str = "") -> None:
-        status = "NOT-RUN" if holds is None else verdict(holds)
-        claims.append(Claim("pfa", claim_id, status, text, evidence, paper_value, scale))
+    Parameters
+    ----------
+    runs
+        The tier's runs, as :func:`fedlib.papers.pfa.experiment.run` returns them.
+    scale
+        The tier the runs come from.
+    k
+        Projection dimension of Figures 3, 4 and 8 (for the uplink count at the
+        paper's setting).
+    """
+    final = final_accuracy(runs)
+    sheet = ClaimSheet("pfa", scale)
+    claim = sheet.add
 
     # Figure 3
     panels = [(d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")]
@@ -251,7 +318,7 @@ def evaluate_claims(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
               + f" (with at most {int(spectra['rank'].max())} nonzero eigenvalues: the number "
               "of public updates in a round minus one)",
               "spectrum dominated by a few directions")
-    return claims
+    return sheet.claims
 
 
 def fig5_verdict(final: pd.DataFrame) -> tuple[bool | None, str]:

@@ -1,5 +1,10 @@
 """Liu et al. (2022), PFA: the runs behind Figures 3-8 and 13.
 
+The experiment protocol of the chapter: the run tiers (:data:`TIERS`,
+:func:`tier`), every run config of a tier (:func:`configs`), the sweep runner
+(:func:`run_group`) and the cached sweep (:func:`run`), with the data, models and
+hyperparameters a run config stands for.
+
 Every figure is a set of *settings* (dataset, model, partition, budget
 distribution, clients); each setting trains all its aggregator variants
 together (:func:`fedlib.papers.pfa.training.train_variants`), cached per variant by the
@@ -12,7 +17,7 @@ clients get an equal share instead (1,000 CIFAR-10 images, 500 reviews).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -26,7 +31,7 @@ from fedlib.data.loaders import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
 from fedlib.papers.pfa.budgets import sample_budgets
-from fedlib.papers.pfa.training import Federation, Schedule, Variant, train_variants
+from fedlib.papers.pfa.training import Federation, Hyperparameters, Variant, train_variants
 from fedlib.sweeps import check_group, sweep
 from fedlib.tiers import check_scale
 
@@ -89,9 +94,12 @@ TIERS: dict[str, PfaSetup] = {
 }
 
 
-def setup(scale: str) -> PfaSetup:
-    """The setup of a tier."""
-    return TIERS[check_scale(scale)]
+def tier(scale: str, **overrides: Any) -> PfaSetup:
+    """The setup of a tier, with any field in ``overrides`` replaced (None keeps the
+    tier's value)."""
+    chosen = TIERS[check_scale(scale)]
+    changes = {name: value for name, value in overrides.items() if value is not None}
+    return replace(chosen, **changes) if changes else chosen
 
 
 DATASET_NAMES = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST", "imdb": "IMDb"}
@@ -168,10 +176,11 @@ def federation(config: dict[str, Any]) -> Federation:
                       budgets=budgets, delta=DELTA)
 
 
-def schedule(config: dict[str, Any]) -> Schedule:
-    return Schedule(rounds=config["rounds"], local_steps=config["local_steps"],
-                    batch_size=config["batch_size"], lr=config["lr"],
-                    eval_every=config["eval_every"])
+def hyperparameters(config: dict[str, Any]) -> Hyperparameters:
+    """Rounds, local steps, batch, learning rate and evaluation interval of a setting."""
+    return Hyperparameters(rounds=config["rounds"], local_steps=config["local_steps"],
+                           batch_size=config["batch_size"], lr=config["lr"],
+                           eval_every=config["eval_every"])
 
 
 MODELS = {"logr": LogisticRegression, "cnn": PfaCNN, "cnn4": Cifar10CNN,
@@ -191,15 +200,16 @@ BATCHED = ("aggregator", "k", "projection")
 """The variants of one setting, trained together in one runner call."""
 
 
-def run_setting(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
-    """Sweep runner: all variants of one setting, trained together."""
-    first = configs[0]
+def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    """Sweep runner: all variants of one setting, trained together (one table per
+    config, in order)."""
     check_group(configs, BATCHED)
+    first = configs[0]
     torch.set_num_threads(1)
     variants = [Variant(c["aggregator"], c["k"], c["projection"]) for c in configs]
     spectrum_rounds = sorted({1, max(1, first["rounds"] // 2), first["rounds"]})
     result = train_variants(build_model(first["model"], first["seed"]), federation(first),
-                            schedule(first), variants, first["seed"],
+                            hyperparameters(first), variants, first["seed"],
                             spectrum_rounds=spectrum_rounds)
     tables = []
     for variant, table in zip(variants, result.history, strict=True):
@@ -218,11 +228,11 @@ def _configs(base: dict[str, Any], variants: list[Variant]) -> list[dict[str, An
             for v in variants]
 
 
-def figure_configs(scale: str, seed: int) -> list[dict[str, Any]]:
-    """Every run of the chapter at this tier."""
-    s = setup(scale)
+def configs(setup: PfaSetup, seed: int) -> list[dict[str, Any]]:
+    """Every run of the chapter at this setup (no data is loaded)."""
+    s = setup
     main = [Variant(a, s.k) for a in MAIN_AGGREGATORS]
-    configs: list[dict[str, Any]] = []
+    planned: list[dict[str, Any]] = []
     for repeat in range(s.repeats):
         common = {"n_clients": s.n_clients, "rounds": s.rounds, "local_steps": s.local_steps,
                   "batch_size": s.batch_size, "n_test": s.n_test, "eval_every": s.eval_every,
@@ -236,33 +246,34 @@ def figure_configs(scale: str, seed: int) -> list[dict[str, Any]]:
 
         for dataset in ("mnist", "fashion-mnist"):
             for model in ("logr", "cnn"):
-                configs += _configs(base("fig3", dataset, model), main)
+                planned += _configs(base("fig3", dataset, model), main)
         for model in ("logr", "cnn"):
-            configs += _configs(base("fig8", "mnist", model, "noniid"), main)
+            planned += _configs(base("fig8", "mnist", model, "noniid"), main)
         for distribution in s.distributions:
-            configs += _configs(base("fig4", "mnist", s.fig4_model, "iid", distribution), main)
+            planned += _configs(base("fig4", "mnist", s.fig4_model, "iid", distribution), main)
         fig6 = ([Variant("pfa+", k) for k in s.k_grid] + [Variant("pfa", k) for k in s.k_grid]
                 + [Variant("pfa", k, "random") for k in s.k_grid] + [Variant("weiavg")])
-        configs += _configs(base("fig6", "mnist", "logr"), fig6)
+        planned += _configs(base("fig6", "mnist", "logr"), fig6)
         if s.fig5:
             for dataset, model in FIG5_SETTINGS:
-                configs += _configs({**base("fig5", dataset, model),
+                planned += _configs({**base("fig5", dataset, model),
                                      "n_clients": FIG5_CLIENTS}, main)
-    return configs
+    return planned
 
 
-def run_all(scale: str, seed: int, workers: int | None = None, ray_address: str | None = None,
-            progress: bool = False) -> pd.DataFrame:
-    """All runs of the tier (cached, resumable), one row per run and round."""
-    configs = figure_configs(scale, seed)
-    runs = sweep(EXPERIMENT, configs, run_setting, batched=BATCHED,
-                 max_group_size=len(configs), workers=workers, ray_address=ray_address,
+def run(setup: PfaSetup, seed: int, *, workers: int | None = None,
+        ray_address: str | None = None, progress: bool = True) -> pd.DataFrame:
+    """All runs of the setup (cached, resumable), one row per run and round, with the
+    run's config in columns."""
+    planned = configs(setup, seed)
+    runs = sweep(EXPERIMENT, planned, run_group, batched=BATCHED,
+                 max_group_size=len(planned), workers=workers, ray_address=ray_address,
                  progress=progress)
-    settings = pd.DataFrame(configs)
+    settings = pd.DataFrame(planned)
     settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
     return runs.merge(settings, on="run_key", how="left")
 
 
-def describe(scale: str) -> dict[str, Any]:
-    """The tier's setup as a flat dict (for the chapter's table)."""
-    return asdict(setup(scale))
+def describe(setup: PfaSetup) -> dict[str, Any]:
+    """The setup as a flat dict."""
+    return asdict(setup)

@@ -80,7 +80,7 @@ class Federation:
 
 
 @dataclass(frozen=True)
-class Schedule:
+class Hyperparameters:
     """Rounds T, local steps tau, batch B, learning rate, clipping norm C."""
 
     rounds: int
@@ -122,8 +122,9 @@ def _sample_round(eligible: np.ndarray, public: np.ndarray, n_sample: int,
     return np.sort(chosen)
 
 
-def plan_participation(budgets: np.ndarray, n_examples: int, schedule: Schedule, delta: float,
-                       seed: int) -> tuple[PrivacyLedger, np.ndarray, list[np.ndarray]]:
+def plan_participation(budgets: np.ndarray, n_examples: int, hyperparameters: Hyperparameters,
+                       delta: float, seed: int
+                       ) -> tuple[PrivacyLedger, np.ndarray, list[np.ndarray]]:
     """Who takes part in which round: the ledger after the last round, the public mask,
     and the sampled clients of every round (empty once every budget is spent).
 
@@ -132,13 +133,13 @@ def plan_participation(budgets: np.ndarray, n_examples: int, schedule: Schedule,
     """
     n_clients = len(budgets)
     n_sample = max(1, round(SAMPLING_RATIO * n_clients))
-    rates = np.full(n_clients, schedule.batch_size / n_examples)
-    planned = expected_rounds(schedule.rounds, n_sample, n_clients)
-    ledger = PrivacyLedger(budgets, delta, rates, schedule.local_steps, planned)
+    rates = np.full(n_clients, hyperparameters.batch_size / n_examples)
+    planned = expected_rounds(hyperparameters.rounds, n_sample, n_clients)
+    ledger = PrivacyLedger(budgets, delta, rates, hyperparameters.local_steps, planned)
     public = public_clients(budgets, PUBLIC_FRACTION)
     rng = np.random.default_rng(seed)
     rounds = []
-    for _ in range(schedule.rounds):
+    for _ in range(hyperparameters.rounds):
         chosen = _sample_round(ledger.can_take_part(), public, n_sample, rng)
         if len(chosen):
             ledger.record(chosen)
@@ -180,7 +181,7 @@ def _aggregate(variant: Variant, layer: Tensor, eps: Tensor, public: Tensor,
     return aggregate, current, int(private.sum())
 
 
-def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
+def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hyperparameters,
                    variants: Sequence[Variant], seed: int,
                    spectrum_rounds: Sequence[int] = ()) -> TrainingResult:
     """Train every variant on the same federation; see the module docstring.
@@ -192,7 +193,7 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
     (PFA with the public subspace).
     """
     n_clients, n_examples = federation.y.shape
-    ledger, public, plan = plan_participation(federation.budgets, n_examples, schedule,
+    ledger, public, plan = plan_participation(federation.budgets, n_examples, hyperparameters,
                                               federation.delta, seed)
     nms = {v: variant_noise(v, ledger) for v in set(variants)}
     batch_gen = torch.Generator().manual_seed(seed)
@@ -209,9 +210,9 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
     for rows_v in rows:
         rows_v.append({"round": 0, "accuracy": acc0, "uplink_bytes": 0, "clients": 0,
                        "public": 0})
-    for t in range(1, schedule.rounds + 1):
+    for t in range(1, hyperparameters.rounds + 1):
         chosen = plan[t - 1]
-        evaluate = t % schedule.eval_every == 0 or t == schedule.rounds
+        evaluate = t % hyperparameters.eval_every == 0 or t == hyperparameters.rounds
         if len(chosen) == 0:  # every budget is spent: the model no longer changes
             for v, rows_v in enumerate(rows):
                 acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
@@ -220,13 +221,14 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
                                "public": 0})
             continue
         n_k, n_v = len(chosen), len(variants)
-        batches = draw_batches(n_k, n_examples, schedule.local_steps, schedule.batch_size,
-                               batch_gen)
+        batches = draw_batches(n_k, n_examples, hyperparameters.local_steps,
+                               hyperparameters.batch_size, batch_gen)
         # Only the examples the batches use travel to the engine.
         flat = batches.view(n_k, -1)
         xs = federation.x[torch.as_tensor(chosen)[:, None], flat]
         ys = federation.y[torch.as_tensor(chosen)[:, None], flat]
-        local = torch.arange(flat.shape[1]).view(1, schedule.local_steps, schedule.batch_size)
+        local = torch.arange(flat.shape[1]).view(1, hyperparameters.local_steps,
+                                                 hyperparameters.batch_size)
         x_all = xs.repeat(n_v, *([1] * (xs.dim() - 1)))
         y_all = ys.repeat(n_v, 1)
         nm_all = torch.as_tensor(np.concatenate([nms[v][chosen] for v in variants]),
@@ -234,7 +236,7 @@ def train_variants(model: nn.Module, federation: Federation, schedule: Schedule,
         start_all = {name: torch.cat([p[name].expand(n_k, *p[name].shape) for p in params])
                      for name in names}
         deltas = local_dpsgd(model, start_all, x_all, y_all, local.expand(n_k * n_v, -1, -1),
-                             schedule.lr, schedule.clip, nm_all, noise_gen)
+                             hyperparameters.lr, hyperparameters.clip, nm_all, noise_gen)
         eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
         pub = torch.as_tensor(public[chosen])
         for v, variant in enumerate(variants):

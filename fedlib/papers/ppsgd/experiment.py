@@ -1,12 +1,19 @@
-"""Figure 1a of Bietti et al. (2022): PPSGD on the synthetic additive model.
+"""The runs of Bietti et al. (2022): PPSGD on the synthetic task and on per-writer EMNIST.
 
-The grid of runs for each tier, the sweep runner, the per-iteration minimum
-over step sizes that the paper plots, and the evaluation of the figure's claims.
+Figure 1a trains the additive model on the synthetic task, Figures 1c and 1d
+train the linear model and the CNN on per-writer EMNIST digits (Figure 2 reads
+the runs of 1a and 1c). This module holds what a run computes with: the grids
+of each tier (:data:`TIERS`), the EMNIST data a run loads (:func:`load_data`),
+the run configs (:func:`configs`), the sweep runner (:func:`run_group`, one
+vectorized PPSGD pass per group of configs) and the sweep of one figure
+(:func:`run`). What is read off the finished runs is in the paper's ``claims``
+module, what is drawn in its ``figures`` module.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -15,27 +22,62 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fedlib.claims import Claim, verdict
+from fedlib.data.federated import FederatedClassification, split_per_user
+from fedlib.data.loaders import load_femnist_digits
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.papers.ppsgd.algorithm import PPSGDConfig, releases_global_model, run_synthetic
+from fedlib.papers.ppsgd.emnist import (
+    draw_schedule,
+    eval_points,
+    iterations_for_epochs,
+    run_cnn,
+    run_linear,
+)
 from fedlib.privacy import epsilon_curve
-from fedlib.sweeps import sweep
+from fedlib.sweeps import check_group, sweep
 from fedlib.tiers import check_scale
 
-EXPERIMENT = "ppsgd-synthetic"
+SYNTHETIC_EXPERIMENT = "ppsgd-synthetic"
+"""Results folder of the Figure 1a runs (the EMNIST folders: :attr:`EmnistGrid.experiment`)."""
 DELTA = 1e-4
-PAPER_STEPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0, 1.2, 1.5, 1.8)
-QUICK_STEPS = PAPER_STEPS[4:]
-"""0.2 ... 1.8: the steps that are ever the best at C = 1."""
+FIGURE_CLIP = 1.0
+"""The clipping norm of the paper's plots (the authors' plotting default); the claims
+are evaluated there."""
 PAPER_ALPHA_Q = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, math.inf)
-PAPER_SIGMAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
-FIGURE_ALPHA_Q = (0.0, 0.3, 1.0, 3.0, math.inf)
+"""The personalization levels of the appendix grids (every figure)."""
+
+PAPER_SYNTHETIC_STEPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.7, 1.0, 1.2, 1.5, 1.8)
+QUICK_SYNTHETIC_STEPS = PAPER_SYNTHETIC_STEPS[4:]
+"""0.2 ... 1.8: the steps that are ever the best at C = 1."""
+PAPER_SYNTHETIC_SIGMAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+SYNTHETIC_FIGURE_ALPHA_Q = (0.0, 0.3, 1.0, 3.0, math.inf)
 """The personalization levels Figure 1a draws."""
+
+PAPER_LINEAR_STEPS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01)
+PAPER_LINEAR_SIGMAS = (0.0, 0.1, 0.3, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0)
+PAPER_CNN_STEPS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0)
+PAPER_CNN_SIGMAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+EMNIST_FIGURE_ALPHA_Q = (0.0, 0.1, 1.0, 10.0, math.inf)
+"""The personalization levels the authors' plotting script draws for EMNIST."""
+MIN_EXAMPLES = 100
+"""Writers with fewer digits are left out (the paper's users have about 100 + 10)."""
+
+EMNIST_MODELS = ("linear", "cnn")
+FIGURES = ("1a", "1c", "1d")
+"""The figures that have runs of their own: 1a (synthetic), 1c (EMNIST linear), 1d (EMNIST CNN)."""
+_FIGURE_MODEL = {"1c": "linear", "1d": "cnn"}
+
+BATCHED = ("step", "alpha_q", "noise_multiplier", "clip")
+"""Runs that differ only in these fields share one vectorized pass."""
+SYNTHETIC_GROUP_SIZE = 120
+"""Runs per vectorized pass of the synthetic grid."""
+EMNIST_GROUP_SIZE = 48
+"""At most this many EMNIST runs per pass (bounds the memory of the personal models)."""
 
 
 @dataclass(frozen=True)
 class SyntheticGrid:
-    """Problem size and hyperparameter grid of one tier."""
+    """Problem size and hyperparameter grid of Figure 1a at one tier."""
 
     n_users: int
     dim: int
@@ -47,49 +89,169 @@ class SyntheticGrid:
     batch_size: int = 10
 
 
-FIGURE_CLIP = 1.0
-"""The clipping norm of the paper's plots; the claims are evaluated there."""
+@dataclass(frozen=True)
+class EmnistGrid:
+    """Problem size and hyperparameter grid of one EMNIST figure at one tier."""
+
+    model: str
+    max_users: int | None
+    epochs: float
+    steps: tuple[float, ...]
+    alpha_q: tuple[float, ...]
+    sigmas: tuple[float, ...]
+    panel_sigmas: tuple[float, ...]
+    n_evals: int
+    clip: float = FIGURE_CLIP
+    users_per_iteration: int = 10
+    batch_size: int = 10
+    test_fraction: float = 0.1
+    parallel: bool = True
+    """Split the runs over the sweep's worker processes (False: one in-process pass)."""
+
+    @property
+    def experiment(self) -> str:
+        return f"ppsgd-emnist-{self.model}"
 
 
-TIERS: dict[str, SyntheticGrid] = {
-    # Seconds: a small problem that still takes every code path (all five
-    # plotted alphas, a private and a non-private noise level).
-    "smoke": SyntheticGrid(
-        n_users=50, dim=20, iterations=40, steps=(0.1, 0.7), alpha_q=FIGURE_ALPHA_Q,
-        sigmas=(0.0, 100.0), clips=(1.0, 100.0),
+@dataclass(frozen=True)
+class PpsgdSetup:
+    """The grids of one tier: Figure 1a (synthetic), 1c (EMNIST linear), 1d (EMNIST CNN)."""
+
+    synthetic: SyntheticGrid
+    linear: EmnistGrid
+    cnn: EmnistGrid
+
+    def emnist(self, model: str) -> EmnistGrid:
+        """The grid of an EMNIST model (``linear`` or ``cnn``)."""
+        if model not in EMNIST_MODELS:
+            raise ValueError(f"model={model!r} is not an EMNIST model; use 'linear' or 'cnn'")
+        return getattr(self, model)
+
+
+_SMOKE_ALPHA = (0.0, 0.1, 1.0, math.inf)
+TIERS: dict[str, PpsgdSetup] = {
+    "smoke": PpsgdSetup(
+        # Seconds: a small problem that still takes every code path (all five
+        # plotted alphas, a private and a non-private noise level).
+        synthetic=SyntheticGrid(
+            n_users=50, dim=20, iterations=40, steps=(0.1, 0.7),
+            alpha_q=SYNTHETIC_FIGURE_ALPHA_Q, sigmas=(0.0, 100.0), clips=(1.0, 100.0),
+        ),
+        # Seconds: 30 writers (CNN: 20), one epoch (CNN: two iterations), every code path.
+        linear=EmnistGrid("linear", 30, 1.0, (0.002, 0.005), _SMOKE_ALPHA, (0.0, 3.0),
+                          (0.0, 3.0), 2, parallel=False),
+        cnn=EmnistGrid("cnn", 20, 0.1, (0.5,), (0.0, 1.0, math.inf), (0.0, 3.0),
+                       (0.0, 3.0), 1, parallel=False),
     ),
-    # Minutes on 2 cores: the paper's problem (N=1000, d=100, 300 iterations),
-    # the upper seven steps of its grid (at C=1 the four smaller ones are never
-    # the best at any iteration, alpha or noise level: checked on the full grid),
-    # the five plotted alphas, four noise levels, at the plots' clipping norm C=1
-    # and at C=100 (how much clipping matters).
-    "quick": SyntheticGrid(
-        n_users=1000, dim=100, iterations=300, steps=QUICK_STEPS, alpha_q=FIGURE_ALPHA_Q,
-        sigmas=(0.0, 10.0, 100.0, 1000.0), clips=(1.0, 100.0),
+    "quick": PpsgdSetup(
+        # Minutes on 2 cores: the paper's problem (N=1000, d=100, 300 iterations),
+        # the upper seven steps of its grid (at C=1 the four smaller ones are never
+        # the best at any iteration, alpha or noise level: checked on the full grid),
+        # the five plotted alphas, four noise levels, at the plots' clipping norm C=1
+        # and at C=100 (how much clipping matters).
+        synthetic=SyntheticGrid(
+            n_users=1000, dim=100, iterations=300, steps=QUICK_SYNTHETIC_STEPS,
+            alpha_q=SYNTHETIC_FIGURE_ALPHA_Q, sigmas=(0.0, 10.0, 100.0, 1000.0),
+            clips=(1.0, 100.0),
+        ),
+        # Minutes on 2 shared cores: every writer of the offline sample, 3 epochs
+        # (linear) and half an epoch (CNN) instead of 20; the upper part of the
+        # paper's step-size grids (the smaller steps never win this early); the
+        # plotted personalization levels (the CNN without 0.1); no noise and two
+        # (linear) or one (CNN) private noise levels.
+        linear=EmnistGrid("linear", None, 3.0, (0.001, 0.002, 0.005, 0.01),
+                          EMNIST_FIGURE_ALPHA_Q, (0.0, 1.0, 3.0), (0.0, 1.0, 3.0), 4),
+        cnn=EmnistGrid("cnn", None, 0.5, (0.5, 1.0), (0.0, 1.0, 10.0, math.inf),
+                       (0.0, 1.0), (0.0, 1.0), 2),
     ),
-    # The authors' whole grid, clipping norms included.
-    "paper": SyntheticGrid(
-        n_users=1000, dim=100, iterations=300, steps=PAPER_STEPS, alpha_q=PAPER_ALPHA_Q,
-        sigmas=PAPER_SIGMAS, clips=(0.1, 1.0, 10.0, 100.0),
+    "paper": PpsgdSetup(
+        # The authors' whole grids: the synthetic one with its clipping norms,
+        # EMNIST with 20 epochs.
+        synthetic=SyntheticGrid(
+            n_users=1000, dim=100, iterations=300, steps=PAPER_SYNTHETIC_STEPS,
+            alpha_q=PAPER_ALPHA_Q, sigmas=PAPER_SYNTHETIC_SIGMAS, clips=(0.1, 1.0, 10.0, 100.0),
+        ),
+        linear=EmnistGrid("linear", None, 20.0, PAPER_LINEAR_STEPS, PAPER_ALPHA_Q,
+                          PAPER_LINEAR_SIGMAS, (0.0, 3.0, 10.0, 30.0), 20),
+        cnn=EmnistGrid("cnn", None, 20.0, PAPER_CNN_STEPS, PAPER_ALPHA_Q, PAPER_CNN_SIGMAS,
+                       (0.0, 1.0, 3.0, 10.0), 20),
     ),
 }
 
 
-def grid(scale: str) -> SyntheticGrid:
-    """The grid of a tier (``smoke``, ``quick`` or ``paper``)."""
+def tier(scale: str) -> PpsgdSetup:
+    """The grids of a tier (``smoke``, ``quick`` or ``paper``)."""
     return TIERS[check_scale(scale)]
 
 
-def figure1a_configs(scale: str, seed: int, device: str = "cpu") -> list[dict[str, Any]]:
-    """One config dict per run of the tier's grid."""
-    g = grid(scale)
+def check_figure(figure: str) -> str:
+    """Return ``figure`` if it is one with runs of its own (:data:`FIGURES`), else raise."""
+    if figure not in FIGURES:
+        raise ValueError(f"figure={figure!r} has no runs of its own; use one of "
+                         f"{', '.join(FIGURES)}")
+    return figure
+
+
+SOURCES = ("leaf-sample", "tff")
+"""``leaf-sample``: the offline LEAF 5% sample, split per writer here (seeded);
+``tff``: TFF's canonical HDF5 files with their own per-writer split."""
+
+
+def check_source(source: str) -> str:
+    """Return ``source`` if it names an EMNIST source (:data:`SOURCES`), else raise."""
+    if source not in SOURCES:
+        raise ValueError(f"source={source!r} is not an EMNIST source; use one of {SOURCES}")
+    return source
+
+
+@lru_cache(maxsize=4)
+def load_data(model: str, max_users: int | None, test_fraction: float, seed: int,
+              source: str = "leaf-sample") -> FederatedClassification:
+    """Per-writer digits for ``model`` in TFF's polarity (1 = background), as the authors fed them.
+
+    ``leaf-sample``: writers of the offline LEAF sample with at least
+    :data:`MIN_EXAMPLES` digits, each split into train and test (seeded). The
+    sample stores the same images as TFF, so they are mapped back to TFF's
+    polarity. ``tff``: the first ``max_users`` writers (sorted ids, 1,000 when
+    None, as the paper) of TFF's files with TFF's split; writers with fewer
+    than 10 training digits are left out. The linear model sees the 784
+    pixels, the CNN the image.
+    """
+    check_source(source)
+    shape = (lambda x: x.reshape(len(x), -1)) if model == "linear" else (lambda x: x[:, None])
+    if source == "tff":
+        from fedlib.data.femnist_tff import load_tff_digits
+
+        tff = load_tff_digits(max_writers=max_users or 1000)
+        enough = np.flatnonzero(np.bincount(tff.writer_train, minlength=tff.n_writers) >= 10)
+        remap = np.full(tff.n_writers, -1)
+        remap[enough] = np.arange(len(enough))
+        keep_tr, keep_te = remap[tff.writer_train] >= 0, remap[tff.writer_test] >= 0
+        return FederatedClassification(
+            shape(tff.x_train[keep_tr]), tff.y_train[keep_tr], remap[tff.writer_train[keep_tr]],
+            shape(tff.x_test[keep_te]), tff.y_test[keep_te], remap[tff.writer_test[keep_te]],
+            n_users=len(enough), n_classes=10,
+            source="TFF federated EMNIST digits (HDF5), official per-writer split",
+        )
+    raw = load_femnist_digits()
+    x = (1.0 - raw.x).astype(np.float32)
+    return split_per_user(
+        shape(x), raw.y, raw.writer, 10, test_fraction=test_fraction,
+        min_examples=MIN_EXAMPLES, max_users=max_users, seed=seed,
+        source=f"LEAF 5% FEMNIST sample (digits), writers with >= {MIN_EXAMPLES} digits, "
+        f"{1 - test_fraction:.0%}/{test_fraction:.0%} train/test per writer (seeded)",
+    )
+
+
+def _synthetic_configs(grid: SyntheticGrid, seed: int, device: str) -> list[dict[str, Any]]:
+    """One config dict per run of Figure 1a's grid."""
     return [
         {
-            "experiment": EXPERIMENT,
-            "n_users": g.n_users,
-            "dim": g.dim,
-            "iterations": g.iterations,
-            "batch_size": g.batch_size,
+            "experiment": SYNTHETIC_EXPERIMENT,
+            "n_users": grid.n_users,
+            "dim": grid.dim,
+            "iterations": grid.iterations,
+            "batch_size": grid.batch_size,
             "seed": int(seed),
             "device": device,
             "step": float(step),
@@ -97,31 +259,62 @@ def figure1a_configs(scale: str, seed: int, device: str = "cpu") -> list[dict[st
             "noise_multiplier": float(sigma),
             "clip": float(clip),
         }
-        for sigma in g.sigmas
-        for alpha_q in g.alpha_q
-        for step in g.steps
-        for clip in g.clips
+        for sigma in grid.sigmas
+        for alpha_q in grid.alpha_q
+        for step in grid.steps
+        for clip in grid.clips
     ]
 
 
-BATCHED_FIELDS = ("step", "alpha_q", "noise_multiplier", "clip")
+def _emnist_configs(grid: EmnistGrid, seed: int, device: str, source: str
+                    ) -> list[dict[str, Any]]:
+    """One config dict per run of an EMNIST grid. Local-only runs (alpha*Q = 0) release
+    nothing, so the noise level does not enter them: they are run once, at sigma = 0."""
+    base = {
+        "experiment": grid.experiment, "model": grid.model, "max_users": grid.max_users,
+        "epochs": grid.epochs, "users_per_iteration": grid.users_per_iteration,
+        "batch_size": grid.batch_size, "test_fraction": grid.test_fraction,
+        "n_evals": grid.n_evals, "seed": int(seed), "device": device, "source": source,
+    }
+    configs = []
+    for sigma in grid.sigmas:
+        for alpha_q in grid.alpha_q:
+            if alpha_q == 0 and sigma != grid.sigmas[0]:
+                continue
+            for step in grid.steps:
+                configs.append({**base, "step": float(step), "alpha_q": float(alpha_q),
+                                "noise_multiplier": float(sigma) if alpha_q else 0.0,
+                                "clip": float(grid.clip)})
+    return configs
 
 
-def group_key(config: dict[str, Any]) -> tuple:
-    """Runs that differ only in step, alpha, noise or clip share one vectorized pass."""
-    return tuple(sorted((k, v) for k, v in config.items() if k not in BATCHED_FIELDS))
+def configs(setup: PpsgdSetup, seed: int, *, figure: str | None = None, device: str = "cpu",
+            source: str = "leaf-sample") -> list[dict[str, Any]]:
+    """One config dict per run of ``figure`` (``1a``, ``1c`` or ``1d``; None: all three).
+
+    ``device``: the torch device of the engines; ``source``: where the EMNIST
+    digits come from (:data:`SOURCES`). No data is loaded.
+    """
+    figures = FIGURES if figure is None else (check_figure(figure),)
+    found: list[dict[str, Any]] = []
+    for name in figures:
+        if name == "1a":
+            found += _synthetic_configs(setup.synthetic, seed, device)
+        else:
+            grid = setup.emnist(_FIGURE_MODEL[name])
+            found += _emnist_configs(grid, seed, device, check_source(source))
+    return found
 
 
 @lru_cache(maxsize=256)
-def _epsilons(noise_multiplier: float, sampling_rate: float, steps: int) -> np.ndarray:
+def _synthetic_epsilons(noise_multiplier: float, sampling_rate: float, steps: int
+                        ) -> np.ndarray:
     return epsilon_curve(noise_multiplier, sampling_rate, steps, DELTA, accountant="rdp")
 
 
-def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
-    """Sweep runner: one vectorized PPSGD pass for configs sharing a task and seed."""
+def _run_synthetic_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    """One vectorized PPSGD pass for Figure 1a configs sharing a task and seed."""
     first = configs[0]
-    if any(group_key(c) != group_key(first) for c in configs):
-        raise ValueError("run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS))
     task = AdditiveSyntheticTask(n_users=first["n_users"], dim=first["dim"], seed=first["seed"])
     ppsgd_configs = [
         PPSGDConfig(step=c["step"], alpha_q=c["alpha_q"], noise_multiplier=c["noise_multiplier"],
@@ -136,7 +329,7 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     tables = []
     for config, ppsgd_config, risk in zip(configs, ppsgd_configs, risks, strict=True):
         if releases_global_model(ppsgd_config):
-            eps = _epsilons(ppsgd_config.noise_multiplier, 1.0, first["iterations"])
+            eps = _synthetic_epsilons(ppsgd_config.noise_multiplier, 1.0, first["iterations"])
         else:
             eps = np.zeros(first["iterations"])
         tables.append(
@@ -152,154 +345,89 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     return tables
 
 
-def run_figure1a(
-    scale: str,
-    seed: int,
-    *,
-    device: str = "cpu",
-    workers: int | None = None,
-    ray_address: str | None = None,
-    max_group_size: int = 120,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Every run of the tier (cached); one row per run and iteration."""
+def sampling_rate(n_users: int, users_per_iteration: int) -> float:
+    """Q/N, the sampling rate of the accountant (as the authors)."""
+    return users_per_iteration / n_users
+
+
+@lru_cache(maxsize=256)
+def _emnist_epsilons(noise_multiplier: float, rate: float, iterations: int,
+                     at: tuple[int, ...]) -> np.ndarray:
+    return epsilon_curve(noise_multiplier, rate, iterations, DELTA, accountant="rdp", at=at)
+
+
+def _run_emnist_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    """One vectorized PPSGD pass for EMNIST configs that share data, schedule and seed."""
+    first = configs[0]
+    seed, q, m = first["seed"], first["users_per_iteration"], first["batch_size"]
+    data = load_data(first["model"], first["max_users"], first["test_fraction"], seed,
+                     first["source"])
+    iterations = iterations_for_epochs(data.train_counts(), q, m, first["epochs"])
+    schedule = draw_schedule(data, iterations, q, m, seed=seed + 1)
+    at = eval_points(iterations, first["n_evals"])
+    ppsgd_configs = [PPSGDConfig(c["step"], c["alpha_q"], c["noise_multiplier"], c["clip"])
+                     for c in configs]
+    if first["model"] == "linear":
+        result = run_linear(data, schedule, ppsgd_configs, eval_at=at, noise_seed=seed + 2,
+                            device=first["device"])
+    else:
+        result = run_cnn(data, schedule, ppsgd_configs, eval_at=at, noise_seed=seed + 2,
+                         init_seed=seed + 3, theta_step_scale=q, device=first["device"])
+    rate = sampling_rate(data.n_users, q)
+    tables = []
+    for config, ppsgd_config, acc in zip(configs, ppsgd_configs, result.accuracy, strict=True):
+        if releases_global_model(ppsgd_config):
+            eps = _emnist_epsilons(ppsgd_config.noise_multiplier, rate, iterations, tuple(at))
+        else:
+            eps = np.zeros(len(at))
+        tables.append(pd.DataFrame({
+            **{k: config[k] for k in BATCHED},
+            "iteration": at, "accuracy": acc, "epsilon": eps,
+            "n_users": data.n_users, "iterations": iterations,
+        }))
+    return tables
+
+
+def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    """Sweep runner: one vectorized PPSGD pass for configs that differ only in :data:`BATCHED`.
+
+    Figure 1a configs record the excess risk at every iteration, EMNIST configs
+    the test accuracy at their evaluation points; both record the RDP epsilon
+    of the released global model (0 for local-only runs, which release nothing).
+    """
+    check_group(configs, BATCHED)
+    experiment = configs[0]["experiment"]
+    if experiment == SYNTHETIC_EXPERIMENT:
+        return _run_synthetic_group(configs)
+    if experiment in {f"ppsgd-emnist-{model}" for model in EMNIST_MODELS}:
+        return _run_emnist_group(configs)
+    raise ValueError(f"experiment={experiment!r} is not a PPSGD experiment")
+
+
+def run(setup: PpsgdSetup, seed: int, *, figure: str, device: str = "cpu",
+        source: str = "leaf-sample", workers: int | None = None, ray_address: str | None = None,
+        progress: bool = True, max_group_size: int | None = None) -> pd.DataFrame:
+    """Every run of one figure's grid (cached); one row per run and iteration (1a) or
+    evaluation (1c, 1d).
+
+    By default the synthetic runs go :data:`SYNTHETIC_GROUP_SIZE` to a pass; the
+    EMNIST runs are split into one group per worker (at most
+    :data:`EMNIST_GROUP_SIZE` runs per group, which bounds the memory of the
+    personal models), except at tiers too small to repay starting worker
+    processes.
+    """
+    found = configs(setup, seed, figure=figure, device=device, source=source)
+    if figure == "1a":
+        experiment = SYNTHETIC_EXPERIMENT
+        if max_group_size is None:
+            max_group_size = SYNTHETIC_GROUP_SIZE
+    else:
+        grid = setup.emnist(_FIGURE_MODEL[figure])
+        experiment = grid.experiment
+        if max_group_size is None:
+            n_workers = (workers or os.cpu_count() or 1) if grid.parallel else 1
+            max_group_size = min(EMNIST_GROUP_SIZE, -(-len(found) // n_workers))
     return sweep(
-        EXPERIMENT,
-        figure1a_configs(scale, seed, device),
-        run_group,
-        batched=BATCHED_FIELDS,
-        max_group_size=max_group_size,
-        workers=workers,
-        ray_address=ray_address,
-        progress=progress,
+        experiment, found, run_group, batched=BATCHED, max_group_size=max_group_size,
+        workers=workers, ray_address=ray_address, progress=progress,
     )
-
-
-def best_over_steps(runs: pd.DataFrame) -> pd.DataFrame:
-    """The paper's curves: at each iteration, the minimum excess risk over step sizes.
-
-    Non-finite risks (diverged runs) are ignored. Returns columns
-    noise_multiplier, alpha_q, iteration, excess_risk, best_step, epsilon.
-    """
-    finite = runs[np.isfinite(runs["excess_risk"])]
-    keys = ["clip", "noise_multiplier", "alpha_q", "iteration"]
-    best = finite.loc[finite.groupby(keys)["excess_risk"].idxmin()]
-    best = best.rename(columns={"step": "best_step"})
-    return best[keys + ["excess_risk", "best_step", "epsilon"]].reset_index(drop=True)
-
-
-def _curve(curves: pd.DataFrame, sigma: float, alpha_q: float) -> pd.Series:
-    sel = curves[(curves["noise_multiplier"] == sigma) & (curves["alpha_q"] == alpha_q)]
-    return sel.set_index("iteration")["excess_risk"].sort_index()
-
-
-def _fmt_alpha(alpha_q: float) -> str:
-    return "inf" if math.isinf(alpha_q) else f"{alpha_q:g}"
-
-
-def evaluate_figure1a_claims(curves: pd.DataFrame, scale: str) -> list[Claim]:
-    """Check the claims of Figure 1a on the best-over-steps curves at C = 1."""
-    curves = curves[curves["clip"] == FIGURE_CLIP]
-    sigmas = sorted(curves["noise_multiplier"].unique())
-    alphas = sorted(curves["alpha_q"].unique())
-    iterations = int(curves["iteration"].max())
-    early = max(1, iterations // 30)
-    claims: list[Claim] = []
-
-    # 1. Global learning is fastest at the start, in every panel.
-    wins, details = [], []
-    for sigma in sigmas:
-        at_early = {a: _curve(curves, sigma, a).loc[early] for a in alphas}
-        best_alpha = min(at_early, key=at_early.get)
-        wins.append(math.isinf(best_alpha))
-        details.append(f"sigma={sigma:g}: best alpha*Q={_fmt_alpha(best_alpha)}")
-    claims.append(Claim(
-        paper="ppsgd", claim_id="fig1a-global-fastest-early", status=verdict(all(wins)),
-        text=f"alpha*Q=inf has the lowest excess risk early (iteration {early}) in every panel",
-        evidence=f"{sum(wins)}/{len(wins)} panels; " + "; ".join(details), scale=scale,
-    ))
-
-    # 2. Global learning plateaus even without noise: it stops improving and
-    #    ends above the best personalized level.
-    glob = _curve(curves, 0.0, math.inf)
-    half = glob.loc[iterations // 2]
-    final = glob.loc[iterations]
-    personal = {a: _curve(curves, 0.0, a).loc[iterations] for a in alphas if not math.isinf(a)}
-    best_personal_alpha = min(personal, key=personal.get)
-    best_personal = personal[best_personal_alpha]
-    plateau = final > 0.5 * half
-    above = final > 2.0 * best_personal
-    claims.append(Claim(
-        paper="ppsgd", claim_id="fig1a-global-plateau", status=verdict(plateau and above),
-        text="at sigma=0, alpha*Q=inf stops improving (risk at T above half its value at T/2) "
-        "and ends more than 2x above the best finite alpha*Q",
-        evidence=f"alpha*Q=inf: {half:.3g} at t={iterations // 2}, {final:.3g} at t={iterations}; "
-        f"best finite alpha*Q={_fmt_alpha(best_personal_alpha)}: {best_personal:.3g}",
-        scale=scale,
-    ))
-
-    # 3. Smaller alpha is better later: at the end, in every panel, the best
-    #    level is finite and global-only is beaten.
-    best_final = []
-    for sigma in sigmas:
-        finals = {a: _curve(curves, sigma, a).loc[iterations] for a in alphas}
-        best_final.append((sigma, min(finals, key=finals.get)))
-    finite_best = all(not math.isinf(a) for _, a in best_final)
-    claims.append(Claim(
-        paper="ppsgd", claim_id="fig1a-smaller-alpha-later", status=verdict(finite_best),
-        text=f"at the last iteration (T={iterations}) a finite alpha*Q beats alpha*Q=inf "
-        "in every panel",
-        evidence="; ".join(f"sigma={s:g}: best alpha*Q={_fmt_alpha(a)}" for s, a in best_final),
-        scale=scale,
-    ))
-
-    # 4. With large noise, local learning wins after about 200 iterations.
-    sigma_max = max(sigmas)
-    local = _curve(curves, sigma_max, 0.0)
-    others = pd.concat(
-        [_curve(curves, sigma_max, a) for a in alphas if a != 0.0], axis=1
-    ).min(axis=1)
-    local_best = local <= others
-    # First iteration from which local-only stays the best to the end.
-    crossover = None
-    if local_best.iloc[-1]:
-        not_best = local_best[~local_best]
-        crossover = int(not_best.index.max()) + 1 if len(not_best) else int(local_best.index.min())
-    holds = crossover is not None and crossover <= iterations
-    claims.append(Claim(
-        paper="ppsgd", claim_id="fig1a-local-wins-large-noise", status=verdict(holds),
-        text=f"at the largest noise (sigma={sigma_max:g}) alpha*Q=0 becomes and stays the best "
-        "within the run",
-        evidence=(
-            f"alpha*Q=0 best from iteration {crossover} on" if crossover is not None
-            else f"alpha*Q=0 is not the best at T={iterations} "
-            f"({local.iloc[-1]:.3g} vs {others.iloc[-1]:.3g})"
-        ),
-        paper_value="after about 200 iterations",
-        scale=scale,
-    ))
-    return claims
-
-
-def global_only_floor(task: AdditiveSyntheticTask) -> float:
-    """Lowest excess risk any global-only model can reach: w = mean_i theta*_i.
-
-    (1/N) sum_i ||theta*_i - mean theta*||^2_Sigma, in closed form.
-    """
-    thetas = task.theta_star()
-    spread = thetas - thetas.mean(axis=0)
-    return float(np.mean(np.sum(task.feature_variances() * spread**2, axis=1)))
-
-
-def shared_optimum_norm(task: AdditiveSyntheticTask) -> float:
-    """||mean_i theta*_i||: how far the best global-only model lies from the start w = 0."""
-    return float(np.linalg.norm(task.theta_star().mean(axis=0)))
-
-
-def clipping_bound(task: AdditiveSyntheticTask, max_step: float, clip: float) -> float:
-    """Fewest iterations a global-only run needs to reach the shared optimum.
-
-    Each update moves w by at most step * C without noise (the mean of clipped
-    gradients has norm <= C), while w must travel ||mean theta*|| from zero.
-    """
-    return shared_optimum_norm(task) / (max_step * clip)

@@ -1,16 +1,14 @@
-"""Hu et al. 2020 on HAR: cross-validation folds, claims logic and accounting."""
+"""Hu et al. 2020 on HAR: tiers, the configs of every stage, folds and the stage decisions."""
 
 from __future__ import annotations
 
-import math
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from fedlib.papers.hu2020 import experiment as hu
-from fedlib.privacy import epsilon as exact_epsilon
-from fedlib.privacy import hu2020_sigma
 
 
 def _tasks(sizes=(20, 23, 17)):
@@ -41,59 +39,82 @@ def test_hyperparameters_minimise_the_mean_validation_error() -> None:
     assert hu.xi_value("1/m", 30) == pytest.approx(1 / 30) and hu.xi_value("0.5", 30) == 0.5
 
 
-def _runs(private_curve, plain_curve, fig3, fig4):
-    rows = []
-    for panel in hu.FIG2_SETTINGS:
-        for eps, curve in ((8.0, private_curve), (np.nan, plain_curve)):
-            for r, value in enumerate(curve):
-                rows.append({"run_key": f"2{panel}{eps}", "figure": "fig2" + panel,
-                             "epsilon": eps, "round": r, "primal": value, "error": 0.1,
-                             "tau": 0.0, "p_drop": 0.0})
-    for figure, column, values in (("fig3", "tau", fig3), ("fig4", "p_drop", fig4)):
-        for eps, errors in values.items():
-            for x, e in errors.items():
-                rows.append({"run_key": f"{figure}{eps}{x}", "figure": figure, "epsilon": eps,
-                             "round": 0, "primal": 1.0, "error": e,
-                             "tau": x if column == "tau" else 1.0,
-                             "p_drop": x if column == "p_drop" else 0.0})
-    return pd.DataFrame(rows)
+def test_best_drop_is_the_private_minimum_of_figure_4() -> None:
+    last = pd.DataFrame({
+        "figure": ["fig4"] * 8 + ["fig3", "fig3"],
+        "p_drop": [0.0, 0.0, 0.2, 0.2, 0.5, 0.5, 0.0, 0.0, 0.9, 0.9],
+        # Private means: 0.0 -> 0.3, 0.2 -> 0.25, 0.5 -> 0.2; counting the non-private
+        # rows (nan epsilon) would pick 0.0, counting the Figure 3 rows 0.9.
+        "epsilon": [8.0, 8.0, 8.0, 8.0, 8.0, 8.0, np.nan, np.nan, 8.0, 8.0],
+        "error": [0.3, 0.3, 0.1, 0.4, 0.25, 0.15, 0.01, 0.02, 0.0, 0.0],
+    })
+    best = hu.best_drop_probability(last)
+    assert best == 0.5 and isinstance(best, float)
+    assert hu.best_drop_probability(last.assign(error=last["error"] + [0.0, 0.0, 1.0, 1.0, 1.0,
+                                                                    1.0, 0, 0, 0, 0])) == 0.0
 
 
-def test_claims_follow_the_numbers() -> None:
-    fig3 = {8.0: {0.0: 0.30, 0.5: 0.31, 1.0: 0.30}, np.nan: {0.0: 0.1, 0.5: 0.2, 1.0: 0.3}}
-    fig4 = {8.0: {0.0: 0.3, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.1, 0.2: 0.15, 0.5: 0.3}}
-    fig5 = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0], "error": [0.5, 0.4, 0.2]})
-    settled = _runs([10, 5, 4, 4.1], [10, 3, 2, 1], fig3, fig4)
-    claims = {c.claim_id: c for c in hu.evaluate_claims(settled, fig5, "smoke")}
-    assert claims["fig2-private-plateaus-above"].status == "HOLDS"
-    assert claims["fig3-private-flat"].status == "HOLDS"
-    assert claims["fig4-private-interior-minimum"].status == "HOLDS"
-    assert "P_drop=0.2" in claims["fig4-private-interior-minimum"].evidence
-    assert claims["fig4-nonprivate-rises"].status == "HOLDS"
-    assert claims["fig5-error-falls-with-epsilon"].status == "HOLDS"
-
-    fig4_edge = {8.0: {0.0: 0.1, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.3, 0.2: 0.2, 0.5: 0.1}}
-    diverging = _runs([10, 5, 40, 400], [10, 3, 2, 1], fig3, fig4_edge)
-    rising = fig5.assign(error=[0.2, 0.4, 0.5])
-    claims = {c.claim_id: c for c in hu.evaluate_claims(diverging, rising, "smoke")}
-    assert claims["fig2-private-plateaus-above"].status == "FAILS"
-    assert claims["fig4-private-interior-minimum"].status == "FAILS"
-    assert claims["fig4-nonprivate-rises"].status == "FAILS"
-    assert claims["fig5-error-falls-with-epsilon"].status == "FAILS"
-
-
-def test_accounting_combines_the_two_releases_of_a_round() -> None:
+def test_smoke_configs_of_every_stage() -> None:
     setup = hu.tier("smoke")
-    n_train = np.array([40, 50, 60])
-    table = hu.accounting_table(setup, n_train, (8.0,), tau=0.0, p_drop=0.2)
-    ours = table[table["rounds accounted"].str.startswith("K H")].iloc[0]
-    q = setup.n_min / 40  # tau = 0: n_iter = n_min; the smallest device's rate
-    s1, s2 = hu2020_sigma(8.0, hu.DELTA, q, 0.8, setup.inner_rounds * setup.outer_rounds)
-    assert ours["sigma1"] == pytest.approx(s1) and ours["sigma2"] == pytest.approx(s2)
-    z = 1 / math.sqrt(1 / s1**2 + 1 / s2**2)
-    assert ours["combined multiplier"] == pytest.approx(z)
-    assert ours["RDP epsilon over K H rounds"] == pytest.approx(
-        exact_epsilon(z, 0.8 * q, setup.inner_rounds * setup.outer_rounds, hu.DELTA,
-                      accountant="rdp"))
-    paper = table[table["rounds accounted"].str.startswith("K (")].iloc[0]
-    assert paper["sigma1"] < ours["sigma1"]  # fewer rounds accounted, less noise
+    cv = hu.configs(setup, 0)
+    assert cv == hu.configs(setup, 0, stage="cv", features="auto")
+    assert len(cv) == setup.folds * len(setup.lams) * len(setup.xis)
+    assert cv[0] == {"experiment": "hu2020-har", "features": "auto", "split_seed": 0,
+                     "inner_rounds": 5, "outer_rounds": 2, "n_min": 10, "records": 5,
+                     "delta": 1e-3, "figure": "cv", "folds": 2, "fold": 0, "lam": 1e-2,
+                     "xi": "1/m", "tau": 0.0, "p_drop": 0.0, "epsilon": None, "repeat": 0}
+
+    figures = hu.configs(setup, 3, stage="figures", features="uci-561", lam=0.1, xi="1")
+    per_point = 2 * setup.repeats  # private and non-private
+    assert len(figures) == per_point * (len(hu.FIG2_SETTINGS) + len(setup.taus)
+                                        + len(setup.drops))
+    assert {c["figure"] for c in figures} == {"fig2a", "fig2b", "fig2c", "fig3", "fig4"}
+    assert figures[0] == {"experiment": "hu2020-har", "features": "uci-561", "split_seed": 3,
+                          "inner_rounds": 5, "outer_rounds": 2, "n_min": 10, "records": 5,
+                          "delta": 1e-3, "fold": None, "lam": 0.1, "xi": "1", "figure": "fig2a",
+                          "tau": 0.0, "p_drop": 0.0, "epsilon": hu.EPSILON, "repeat": 0}
+    assert [c["p_drop"] for c in figures if c["figure"] == "fig4"] == [
+        d for d in setup.drops for _ in range(per_point)]
+
+    fig5 = hu.configs(setup, 3, stage="fig5", lam=0.1, xi="1", best_drop=0.2)
+    assert [c["epsilon"] for c in fig5] == list(setup.epsilons)
+    assert all(c["figure"] == "fig5" and c["p_drop"] == 0.2 and c["tau"] == 1.0 for c in fig5)
+    for stage in (cv, figures, fig5):
+        json.dumps(stage)
+        assert all(set(hu.BATCHED) <= set(c) for c in stage)
+
+
+def test_configs_say_what_a_stage_needs() -> None:
+    setup = hu.tier("smoke")
+    with pytest.raises(ValueError, match="stage='figures' needs lam and xi"):
+        hu.configs(setup, 0, stage="figures", lam=0.1)
+    with pytest.raises(ValueError, match="needs best_drop"):
+        hu.configs(setup, 0, stage="fig5", lam=0.1, xi="1")
+    with pytest.raises(ValueError, match="do not pass lam"):
+        hu.configs(setup, 0, lam=0.1)
+    with pytest.raises(ValueError, match="stage='fig5' only"):
+        hu.configs(setup, 0, stage="figures", lam=0.1, xi="1", best_drop=0.2)
+    with pytest.raises(ValueError, match="stage='fig6' is not a stage"):
+        hu.configs(setup, 0, stage="fig6")
+
+
+@pytest.mark.parametrize("features", ["uci", "", None, 561])
+def test_an_unknown_feature_source_is_refused_by_name(features) -> None:
+    with pytest.raises(ValueError, match=r"features=.*'auto', 'uci-561', 'inertial-map'"):
+        hu.check_features(features)
+    with pytest.raises(ValueError, match="features="):
+        hu.configs(hu.tier("smoke"), 0, features=features)
+    with pytest.raises(ValueError, match="features="):
+        hu.har_tasks(features, 0)
+    assert [hu.check_features(f) for f in hu.FEATURES] == list(hu.FEATURES)
+
+
+def test_a_group_must_share_its_data() -> None:
+    cv = hu.configs(hu.tier("smoke"), 0)
+    folds = [c for c in cv if c["fold"] == 0][:1] + [c for c in cv if c["fold"] == 1][:1]
+    with pytest.raises(ValueError, match="differ only in.*these differ in fold"):
+        hu.run_group(folds)
+
+
+def test_task_sizes() -> None:
+    assert hu.task_sizes(_tasks()).tolist() == [20, 23, 17]

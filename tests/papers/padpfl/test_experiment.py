@@ -1,16 +1,16 @@
-"""PADPFL scenarios: impact factors, noise levels, data, claims and accounting."""
+"""PADPFL experiment: tiers and overrides, impact factors, noise levels, configs, data."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import require_datasets
 
 from fedlib.papers.padpfl import experiment as pad
-from fedlib.privacy import epsilon as exact_epsilon
+from fedlib.sweeps import plan_groups
 
 
 def _parts(counts: tuple[int, int, int]) -> np.ndarray:
@@ -66,68 +66,16 @@ def test_noise_levels_follow_the_paper_and_vanish_at_r_equal_t() -> None:
 
 def test_configs_cover_every_figure_and_group_by_scenario_and_seed() -> None:
     setup = pad.tier("quick")
-    configs = pad.scenario_configs("S1", setup)
+    configs = pad.configs(setup, 0, scenarios=("S1",))
     # 5 non-private + 2 values of R x (2 epsilons + equal at 20), per seed
     assert len(configs) == len(setup.seeds) * (5 + 2 * 3)
-    groups = {pad.group_key(c) for c in configs}
+    groups = plan_groups(configs, pad.BATCHED)
     assert len(groups) == len(setup.seeds)
+    assert [{c["seed"] for c in g} for g in groups] == [{0}, {1}, {2}]
+    assert all(len({c["scenario"] for c in g}) == 1 for g in groups)
     with pytest.raises(ValueError, match="must not exceed"):
         pad.PadpflSetup(rounds=3, hidden=4, seeds=(0,), client_divisor=1, sample_divisor=1,
                         small_exposures=5, test_examples=10)
-
-
-def _fake_runs(final: dict[tuple[str, str, float | None, int | None], float]) -> pd.DataFrame:
-    rows = []
-    for (scenario, assignment, eps, exposures), value in final.items():
-        for seed in (0, 1):
-            for rnd, loss in ((0, 2.3), (1, 2.3), (2, value + 0.01 * seed)):
-                rows.append({"scenario": scenario, "seed": seed, "assignment": assignment,
-                             "epsilon": np.nan if eps is None else eps,
-                             "exposures": np.nan if exposures is None else exposures,
-                             "round": rnd, "train_loss": loss, "test_accuracy": 0.5})
-    return pd.DataFrame(rows)
-
-
-def test_claims_follow_the_measured_ranking() -> None:
-    setup = pad.PadpflSetup(rounds=2, hidden=4, seeds=(0, 1), client_divisor=1,
-                            sample_divisor=1, small_exposures=1, test_examples=10)
-    final: dict = {}
-    for name, spec in pad.SCENARIOS.items():
-        for rank, a in enumerate(spec.assignments):
-            final[(name, a, None, None)] = 1.0 + rank  # listed order = ranking
-        for exposures in (2, 1):
-            final[(name, spec.private_assignment, 5.0, exposures)] = 3.0
-            final[(name, spec.private_assignment, 20.0, exposures)] = 2.0
-            final[(name, "1-1-1", 20.0, exposures)] = 2.5
-    claims = {c.claim_id: c for c in pad.evaluate_claims(_fake_runs(final), setup, "smoke")}
-    # S1 lists 1-1-1 first: it is the best here, so "equal worst" and "0-1-2 best" fail.
-    assert claims["fig2-equal-worst"].status == "FAILS"
-    assert claims["fig2-012-best"].status == "FAILS"
-    assert claims["fig3-eps20-below-eps5"].status == "HOLDS"
-    assert claims["fig3-equal-eps20-worse-than-weighted-eps5"].status == "FAILS"  # 2.5 < 3
-    assert claims["fig5-weighted-beats-equal"].status == "HOLDS"
-    # S3 lists 5-3-1, 1-1-1, 1-3-5: the reverse of the claimed order.
-    assert claims["fig6-weight-on-large-clients"].status == "FAILS"
-    assert claims["fig8-adaptive-best"].status == "FAILS"  # adaptive is listed last
-    # eps=5 ends at 3.0, above the start 2.3: not converging.
-    assert claims["fig9-adaptive-converges"].status == "FAILS"
-    assert "start 2.300" in claims["fig9-adaptive-converges"].evidence
-
-
-def test_accounting_matches_the_noise_multiplier() -> None:
-    setup = pad.tier("quick")
-    table = pad.accounting_table("S3", setup, exposures=30, epsilon=5.0)
-    assert list(table["examples per client"]) == [50, 120, 271]
-    sigma_c = table["sigma_C"].iloc[0]
-    np.testing.assert_allclose(table["noise multiplier"], sigma_c * table["examples per client"]
-                               / 20.0)
-    # The smallest clients' paper epsilon is the budget itself: 30 uploads at 5/30 each.
-    assert table["paper: eps (R uploads, linear)"].iloc[0] == pytest.approx(5.0)
-    z = table["noise multiplier"].iloc[0]
-    assert table["PLD: eps over R=30"].iloc[0] == pytest.approx(
-        exact_epsilon(z, 1.0, 30, 0.01, accountant="pld"))
-    # Larger clients get the same noise for a smaller sensitivity: smaller epsilon.
-    assert table["PLD: eps over R=30"].is_monotonic_decreasing
 
 
 def test_scenario_data_has_the_papers_groups(mirror) -> None:
@@ -148,3 +96,61 @@ def test_scenario_data_has_the_papers_groups(mirror) -> None:
     assert sorted(set(s3.sizes.tolist())) == [50, 120, 271]
     again = pad.scenario_data("S2", seed=0, rounds=30)
     np.testing.assert_array_equal(again.phases[0].numpy(), x)
+
+
+def test_configs_cover_every_scenario_in_order_and_shift_the_seeds() -> None:
+    setup = pad.tier("smoke")
+    every = pad.configs(setup, 0)
+    assert list(dict.fromkeys(c["scenario"] for c in every)) == list(pad.SCENARIOS)
+    per_scenario = {s: len(spec.assignments) + 2 * 3 for s, spec in pad.SCENARIOS.items()}
+    assert len(every) == sum(per_scenario.values())
+    assert {c["seed"] for c in every} == {0}
+    shifted = pad.configs(pad.tier("quick"), 5, scenarios=["S3"])
+    assert [c["seed"] for c in shifted][:: per_scenario["S3"]] == [5, 6, 7]
+    # Apart from the seed, a shifted run is the same run.
+    base = pad.configs(pad.tier("quick"), 0, scenarios=["S3"])
+    assert [{**c, "seed": 0} for c in shifted] == [{**c, "seed": 0} for c in base]
+    with pytest.raises(ValueError, match="unknown scenarios"):
+        pad.configs(setup, 0, scenarios=("S5",))
+
+
+def test_private_configs_use_r_equal_t_and_the_small_r() -> None:
+    setup = pad.tier("quick")
+    private = [c for c in pad.configs(setup, 0, scenarios=("S2",)) if c["epsilon"] is not None]
+    assert {c["exposures"] for c in private} == {setup.rounds, setup.small_exposures}
+    assert {(c["assignment"], c["epsilon"]) for c in private} == {
+        ("0-2-1", 5.0), ("0-2-1", 20.0), ("1-1-1", 20.0)}
+    assert all(set(pad.BATCHED) <= set(c) for c in private)
+
+
+def test_tier_overrides_keep_or_replace_the_tiers_values() -> None:
+    quick = pad.tier("quick")
+    assert pad.tier("quick", hidden=0, small_r=0) == quick
+    assert pad.tier("quick", hidden=None, clip_bound=None) is pad.TIERS["quick"]
+    notebook_defaults = pad.tier("quick", hidden=0, small_r=0, clip_bound=10.0, mu=0.01,
+                                 local_steps=10, lr=0.02)
+    assert notebook_defaults == quick
+    changed = pad.tier("smoke", hidden=16, small_r=2, clip_bound=5.0, mu=0.1, local_steps=3,
+                       lr=0.05)
+    assert changed == dataclasses.replace(pad.TIERS["smoke"], hidden=16, small_exposures=2,
+                                          clip=5.0, mu=0.1, local_steps=3, lr=0.05)
+
+
+@pytest.mark.parametrize("name, value", [("hidden", -1), ("hidden", 2.0), ("small_r", True),
+                                         ("small_r", "3")])
+def test_tier_rejects_bad_hidden_and_small_r(name: str, value: object) -> None:
+    with pytest.raises(ValueError, match=rf"{name}=.* must be an integer >= 0 \(0 keeps"):
+        pad.tier("quick", **{name: value})
+
+
+def test_tier_rejects_a_small_r_above_the_rounds() -> None:
+    with pytest.raises(ValueError, match="must not exceed"):
+        pad.tier("smoke", small_r=4)
+
+
+def test_run_group_refuses_configs_of_different_scenarios_before_loading_data() -> None:
+    setup = pad.tier("smoke")
+    s1 = pad.configs(setup, 0, scenarios=("S1",))[0]
+    s2 = pad.configs(setup, 0, scenarios=("S2",))[0]
+    with pytest.raises(ValueError, match="differ in scenario"):
+        pad.run_group([s1, s2])

@@ -1,5 +1,5 @@
-"""What the PFA chapter reads off its runs: the per-client ledger of a setting and the
-verdict of Figure 5."""
+"""What the PFA chapter reads off its runs: accuracy curves, uplink traffic, the
+per-client ledger of a setting, the tables it shows, and the verdicts of the claims."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.papers.pfa import claims as pfa_results
+from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.budgets import sample_budgets
 from fedlib.papers.pfa.training import plan_participation
@@ -26,14 +26,14 @@ def test_examples_per_client_follow_the_dataset():
 
 
 def test_ledger_of_a_small_dataset_uses_its_share_of_examples():
-    ledger = pfa_results.ledger_table(FIG5)
+    ledger = pfa_claims.ledger_table(FIG5)
     budgets = sample_budgets(FIG5["distribution"], FIG5["n_clients"], FIG5["seed"])
-    expected, _, _ = plan_participation(budgets, 500, pfa.schedule(FIG5), pfa.DELTA, 0)
+    expected, _, _ = plan_participation(budgets, 500, pfa.hyperparameters(FIG5), pfa.DELTA, 0)
     np.testing.assert_allclose(ledger["noise multiplier (RDP calibration)"],
                                expected.noise_multipliers)
     assert (ledger["epsilon spent (RDP)"] <= ledger["budget"] * (1 + 1e-9)).all()
     # The same budgets over 1,200 examples each would need less noise.
-    wrong, _, _ = plan_participation(budgets, 1200, pfa.schedule(FIG5), pfa.DELTA, 0)
+    wrong, _, _ = plan_participation(budgets, 1200, pfa.hyperparameters(FIG5), pfa.DELTA, 0)
     assert (expected.noise_multipliers > wrong.noise_multipliers).all()
 
 
@@ -49,16 +49,140 @@ GOOD = {"pfa": 0.70, "pfa+": 0.69, "weiavg": 0.68, "fedavg": 0.40}
 def test_figure5_verdict_needs_both_datasets():
     empty = _final({}).reindex(columns=["figure", "dataset", "aggregator", "projection",
                                         "accuracy"])
-    holds, reason = pfa_results.fig5_verdict(empty)
+    holds, reason = pfa_claims.fig5_verdict(empty)
     assert holds is None and "paper tier" in reason
-    holds, reason = pfa_results.fig5_verdict(_final({"cifar10": GOOD}))
+    holds, reason = pfa_claims.fig5_verdict(_final({"cifar10": GOOD}))
     assert holds is None and "imdb" in reason
 
 
 def test_figure5_verdict_on_both_datasets():
-    holds, evidence = pfa_results.fig5_verdict(_final({"cifar10": GOOD, "imdb": GOOD}))
+    holds, evidence = pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": GOOD}))
     assert holds is True and "cifar10: PFA 0.700" in evidence
     close_to_fedavg = {**GOOD, "fedavg": 0.66}
-    assert pfa_results.fig5_verdict(_final({"cifar10": GOOD, "imdb": close_to_fedavg}))[0] is False
+    assert pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": close_to_fedavg}))[0] is False
     below_weiavg = {**GOOD, "weiavg": 0.71}
-    assert pfa_results.fig5_verdict(_final({"cifar10": below_weiavg, "imdb": GOOD}))[0] is False
+    assert pfa_claims.fig5_verdict(_final({"cifar10": below_weiavg, "imdb": GOOD}))[0] is False
+
+
+CLAIM_IDS = ["fig3-ordering", "fig3-pfa-plus-matches-pfa", "fig3-fedavg-near-chance",
+             "fig3-below-nonprivate", "fig4-pfa-robust", "fig4-similar-when-uniform",
+             "fig4-fedavg-collapses", "fig5-cifar-imdb", "fig6a-small-k-best",
+             "fig6b-random-projection-poor", "fig7-uplink-reduction", "fig8-noniid-lower",
+             "fig8-pfa-best", "fig13-few-directions"]
+
+PAPER_LIKE = {"fedavg": 0.10, "weiavg": 0.60, "pfa": 0.80, "pfa+": 0.79, "minimum": 0.10,
+              "maximum": 0.50, "np-fedavg": 0.90}
+"""Final accuracies in the order the paper reports (Figure 3)."""
+
+
+def _accuracy(config: dict) -> float:
+    a, figure = config["aggregator"], config["figure"]
+    if figure == "fig4" and config["distribution"] == "uniform":
+        return {"fedavg": 0.70, "weiavg": 0.70, "pfa": 0.71, "pfa+": 0.70}.get(a, 0.5)
+    if figure == "fig6":
+        if config["projection"] == "random":
+            return 0.50
+        return 0.80 - 0.01 * config["k"]
+    if figure == "fig8":
+        return PAPER_LIKE[a] - 0.05
+    return PAPER_LIKE[a]
+
+
+def _runs(accuracy=_accuracy, spectrum: str = "0.9,0.1") -> pd.DataFrame:
+    """Hand-made runs of the smoke tier's configs: constant accuracy per run, PFA+ sending a
+    tenth of the bytes, and one recorded spectrum per Figure 3 MNIST PFA run."""
+    rows = []
+    for i, config in enumerate(pfa.configs(pfa.tier("smoke"), 0)):
+        for r in range(4):
+            record = (r == 1 and config["figure"] == "fig3" and config["dataset"] == "mnist"
+                      and config["aggregator"] == "pfa")
+            rows.append({"run_key": f"run{i}", "round": r, "accuracy": accuracy(config),
+                         "uplink_bytes": 0 if r == 0 else
+                         (10_000 if config["aggregator"] == "pfa+" else 100_000),
+                         "clients": 8, "public": 1, "spectrum": spectrum if record else "",
+                         "data": "MNIST", **config})
+    return pd.DataFrame(rows)
+
+
+def test_evaluate_builds_every_claim_with_its_verdict():
+    claims = pfa_claims.evaluate(_runs(), "smoke", 1)
+    assert [c.claim_id for c in claims] == CLAIM_IDS
+    assert {c.paper for c in claims} == {"pfa"} and {c.scale for c in claims} == {"smoke"}
+    status = {c.claim_id: c.status for c in claims}
+    assert status.pop("fig5-cifar-imdb") == "NOT-RUN"
+    assert set(status.values()) == {"HOLDS"}, status
+    by_id = {c.claim_id: c for c in claims}
+    assert by_id["fig3-fedavg-near-chance"].evidence == (
+        "FedAvg final accuracy on MNIST-CNN 0.100")
+    assert by_id["fig3-fedavg-near-chance"].paper_value == "near 0.1"
+    assert by_id["fig6a-small-k-best"].evidence == "PFA+ by k: k=1: 0.790, k=5: 0.750"
+    assert by_id["fig7-uplink-reduction"].evidence.startswith(
+        "this build (M=10): LogR 0.0 vs 0.3 MB, CNN 0.0 vs 0.3 MB; counted at the paper's "
+        "setting (M=50, 5 public, 100 rounds, k=1)")
+    assert by_id["fig13-few-directions"].evidence.startswith(
+        "share of the largest eigenvalue: cnn round 1: 0.90, logr round 1: 0.90")
+
+
+def test_evaluate_reports_failures_and_missing_spectra():
+    swapped = {**PAPER_LIKE, "fedavg": 0.85, "weiavg": 0.05}
+    claims = pfa_claims.evaluate(_runs(lambda c: swapped[c["aggregator"]], spectrum=""),
+                                  "quick", 1)
+    status = {c.claim_id: c.status for c in claims}
+    assert status["fig3-ordering"] == "FAILS"
+    assert status["fig3-fedavg-near-chance"] == "FAILS"
+    assert status["fig13-few-directions"] == "NOT-RUN"
+    assert {c.scale for c in claims} == {"quick"}
+
+
+def test_accuracy_curves_keep_evaluated_rounds_with_method_names():
+    runs = pd.DataFrame({"run_key": ["a", "a", "a"], "round": [0, 1, 2],
+                         "accuracy": [0.1, np.nan, 0.3], "aggregator": ["pfa+"] * 3})
+    curves = pfa_claims.accuracy_curves(runs)
+    assert curves["round"].tolist() == [0, 2]
+    assert set(curves["method"]) == {"PFA+"}
+    assert "method" not in runs
+
+
+def test_uplink_traffic_accumulates_each_mnist_figure_3_run():
+    runs = pd.DataFrame({
+        "run_key": ["a", "a", "a", "b", "b", "c"],
+        "figure": ["fig3"] * 5 + ["fig8"], "dataset": ["mnist"] * 6,
+        "round": [2, 0, 1, 0, 1, 0], "aggregator": ["fedavg"] * 3 + ["pfa+"] * 2 + ["pfa"],
+        "uplink_bytes": [3e6, 0, 1e6, 0, 5e5, 9e6]})
+    traffic = pfa_claims.uplink_traffic(runs)
+    a = traffic[traffic["run_key"] == "a"].sort_values("round")
+    assert a["MB"].tolist() == [0.0, 1.0, 4.0]
+    assert traffic[traffic["run_key"] == "b"]["MB"].tolist() == [0.0, 0.5]
+    assert "c" not in set(traffic["run_key"])
+    assert set(traffic["method"]) == {"FedAvg", "PFA+"}
+
+
+def test_paper_uplink_table_has_both_models():
+    table = pfa_claims.paper_uplink_table(1)
+    assert table.index.tolist() == ["logr", "cnn"]
+    assert table.columns.tolist() == ["full updates (MB)", "PFA+ (MB)"]
+    logr = pfa_claims.paper_uplink_megabytes("logr", 1)
+    assert table.loc["logr", "full updates (MB)"] == logr["full"]
+    assert (table["PFA+ (MB)"] < table["full updates (MB)"]).all()
+
+
+def test_setup_table_lists_the_tier():
+    setup = pfa.tier("quick")
+    table = pfa_claims.setup_table(setup, "quick")
+    values = table[""]
+    assert values["tier"] == "quick"
+    assert values["rounds T"] == setup.rounds and values["clients M"] == setup.n_clients
+    assert values["learning rate (LogR, CNN)"] == "0.3, 0.1"
+    assert values["Figure 4 model"] == "logr"
+
+
+def test_ledger_note_reads_the_smallest_budget():
+    config = {**FIG5, "dataset": "mnist", "n_clients": 10}
+    ledger = pfa_claims.ledger_table(config)
+    note = pfa_claims.ledger_note(config, ledger)
+    smallest = ledger["budget"].min()
+    assert f"$\\varepsilon={smallest:.3f}$" in note
+    calibrated = ledger["noise multiplier (RDP calibration)"].max()
+    assert f"the accountant needs {calibrated:.3g};" in note
+    spent = pfa_claims.closed_form_epsilon(config, float(smallest))
+    assert f"$\\varepsilon={spent:.3g}$ (RDP)" in note

@@ -1,7 +1,10 @@
-"""Figure 5 of PFA: the CIFAR-10 CNN and the IMDb LSTM in the DP-SGD engine, and the runs."""
+"""The runs of the PFA chapter: tiers, configs, the runner and the sweep, and Figure 5's
+CIFAR-10 CNN and IMDb LSTM in the DP-SGD engine."""
 
 from __future__ import annotations
 
+import pandas as pd
+import pytest
 import torch
 from torch import nn
 
@@ -86,8 +89,8 @@ def test_lstm_in_the_engine_matches_a_per_example_loop():
 
 
 def test_figure5_runs_at_the_paper_tier_only():
-    assert not [c for c in pfa.figure_configs("quick", 0) if c["figure"] == "fig5"]
-    fig5 = [c for c in pfa.figure_configs("paper", 0) if c["figure"] == "fig5"]
+    assert not [c for c in pfa.configs(pfa.tier("quick"), 0) if c["figure"] == "fig5"]
+    fig5 = [c for c in pfa.configs(pfa.tier("paper"), 0) if c["figure"] == "fig5"]
     settings = {(c["dataset"], c["model"]) for c in fig5}
     assert settings == {("cifar10", "cnn4"), ("imdb", "lstm")}
     assert {c["n_clients"] for c in fig5} == {50}
@@ -116,8 +119,72 @@ def test_figure5_setting_trains_and_carries_the_data_label(monkeypatch):
             "batch_size": 4, "lr": 0.05, "n_test": 50, "eval_every": 1, "seed": 0}
     configs = [{**base, "aggregator": a, "k": 1, "projection": "public"}
                for a in ("np-fedavg", "pfa")]
-    tables = pfa.run_setting(configs)
+    tables = pfa.run_group(configs)
     assert len(tables) == 2
     for table in tables:
         assert set(table["data"]) == {"CIFAR-10 (JPEG proxy)"}
         assert table["accuracy"].dropna().between(0, 1).all()
+
+
+def test_tier_overrides_replace_fields_and_none_keeps_them():
+    assert pfa.tier("quick") is pfa.TIERS["quick"]
+    assert pfa.tier("quick", rounds=None) == pfa.TIERS["quick"]
+    changed = pfa.tier("quick", rounds=7, k=2)
+    assert (changed.rounds, changed.k) == (7, 2)
+    assert changed.n_clients == pfa.TIERS["quick"].n_clients
+    with pytest.raises(ValueError, match="not a run tier"):
+        pfa.tier("huge")
+    with pytest.raises(TypeError):
+        pfa.tier("quick", clients=3)
+
+
+def test_configs_of_the_smoke_tier():
+    setup = pfa.tier("smoke")
+    configs = pfa.configs(setup, 4)
+    per_figure = pd.Series([c["figure"] for c in configs]).value_counts().to_dict()
+    main = len(pfa.MAIN_AGGREGATORS)
+    # Figure 3: 2 datasets x 2 models; Figure 8: 2 models; Figure 4: one setting per
+    # distribution; Figure 6: PFA+, PFA and random-subspace PFA per k, and WeiAvg.
+    assert per_figure == {"fig3": 4 * main, "fig8": 2 * main,
+                          "fig4": len(setup.distributions) * main,
+                          "fig6": 3 * len(setup.k_grid) + 1}
+    assert {c["seed"] for c in configs} == {4}
+    assert all(set(pfa.BATCHED) <= set(c) for c in configs)
+    assert {c["n_clients"] for c in configs} == {setup.n_clients}
+    assert {c["lr"] for c in configs if c["model"] == "logr"} == {setup.lr_logr}
+    assert {c["lr"] for c in configs if c["model"] == "cnn"} == {setup.lr_cnn}
+    repeated = pfa.configs(pfa.tier("smoke", repeats=2), 4)
+    assert len(repeated) == 2 * len(configs) and {c["seed"] for c in repeated} == {4, 5}
+
+
+def test_run_group_refuses_configs_of_different_settings():
+    configs = [c for c in pfa.configs(pfa.tier("smoke"), 0) if c["figure"] == "fig3"]
+    mixed = [configs[0], {**configs[1], "model": "cnn" if configs[0]["model"] == "logr"
+                          else "logr"}]
+    with pytest.raises(ValueError, match="differ only in aggregator, k, projection"):
+        pfa.run_group(mixed)
+
+
+def test_run_merges_every_config_into_its_rows(monkeypatch):
+    calls: list[int] = []
+
+    def fake_group(configs):
+        calls.append(len(configs))
+        return [pd.DataFrame({"round": [0, 1], "accuracy": [0.1, 0.2 + i]})
+                for i, _ in enumerate(configs)]
+
+    monkeypatch.setattr(pfa, "run_group", fake_group)
+    setup = pfa.tier("smoke", distributions=("uniform",), k_grid=(1,))
+    configs = pfa.configs(setup, 0)
+    runs = pfa.run(setup, 0, workers=1, progress=False)
+    assert len(runs) == 2 * len(configs)
+    assert sum(calls) == len(configs) and len(calls) == 8  # one call per setting
+    for column in ("figure", "dataset", "model", "aggregator", "k", "projection", "seed"):
+        assert column in runs
+    first = runs[runs["run_key"] == runs["run_key"].iloc[0]]
+    assert first[list(configs[0])].drop_duplicates().to_dict("records") == [configs[0]]
+
+
+def test_describe_is_the_setup_as_a_dict():
+    described = pfa.describe(pfa.tier("paper"))
+    assert described["rounds"] == 100 and described["k_grid"] == pfa.PAPER_K_GRID

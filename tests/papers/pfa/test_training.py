@@ -11,7 +11,7 @@ from fedlib.nn.models import LogisticRegression
 from fedlib.papers.pfa.aggregation import upload_bytes
 from fedlib.papers.pfa.training import (
     Federation,
-    Schedule,
+    Hyperparameters,
     Variant,
     plan_participation,
     train_variants,
@@ -36,21 +36,21 @@ def _model() -> torch.nn.Module:
     return LogisticRegression(in_features=16)
 
 
-SCHEDULE = Schedule(rounds=6, local_steps=3, batch_size=4, lr=0.5)
+HYPERPARAMETERS = Hyperparameters(rounds=6, local_steps=3, batch_size=4, lr=0.5)
 
 
 def test_a_variant_trains_the_same_alone_and_beside_others() -> None:
     fed = _federation()
-    alone = train_variants(_model(), fed, SCHEDULE, [Variant("np-fedavg")], seed=3)
-    together = train_variants(_model(), fed, SCHEDULE,
+    alone = train_variants(_model(), fed, HYPERPARAMETERS, [Variant("np-fedavg")], seed=3)
+    together = train_variants(_model(), fed, HYPERPARAMETERS,
                               [Variant("fedavg"), Variant("np-fedavg"), Variant("pfa+")], seed=3)
     np.testing.assert_allclose(alone.history[0]["accuracy"], together.history[1]["accuracy"])
 
 
 def test_non_private_fedavg_equals_a_hand_written_loop() -> None:
     fed = _federation()
-    result = train_variants(_model(), fed, SCHEDULE, [Variant("np-fedavg")], seed=5)
-    _, _, plan = plan_participation(fed.budgets, 40, SCHEDULE, fed.delta, seed=5)
+    result = train_variants(_model(), fed, HYPERPARAMETERS, [Variant("np-fedavg")], seed=5)
+    _, _, plan = plan_participation(fed.budgets, 40, HYPERPARAMETERS, fed.delta, seed=5)
     model = _model()
     params = {n: p.detach().clone() for n, p in model.named_parameters()}
     batch_gen = torch.Generator().manual_seed(5)
@@ -68,8 +68,9 @@ def test_non_private_fedavg_equals_a_hand_written_loop() -> None:
 
 def test_no_client_takes_part_beyond_its_budget() -> None:
     fed = _federation()
-    schedule = Schedule(rounds=12, local_steps=3, batch_size=4, lr=0.5)
-    ledger, public, plan = plan_participation(fed.budgets, 40, schedule, fed.delta, seed=0)
+    hyperparameters = Hyperparameters(rounds=12, local_steps=3, batch_size=4, lr=0.5)
+    ledger, public, plan = plan_participation(fed.budgets, 40, hyperparameters, fed.delta,
+                                              seed=0)
     assert public.sum() == 1 and public[4]
     assert np.all(ledger.spent() <= fed.budgets)
     assert ledger.rounds_taken.max() <= ledger.planned_rounds
@@ -93,8 +94,8 @@ def test_minimum_and_maximum_calibrate_everyone_at_one_budget() -> None:
 
 def test_pfa_plus_sends_coefficients_after_the_warm_up_round() -> None:
     fed = _federation()
-    result = train_variants(_model(), fed, SCHEDULE, [Variant("fedavg"), Variant("pfa+", k=2)],
-                            seed=1)
+    result = train_variants(_model(), fed, HYPERPARAMETERS,
+                            [Variant("fedavg"), Variant("pfa+", k=2)], seed=1)
     sizes = {"1.weight": 160, "1.bias": 10}
     full, plus = result.history
     for (_, f), (_, p) in zip(full.iloc[1:].iterrows(), plus.iloc[1:].iterrows(), strict=True):

@@ -8,18 +8,17 @@ import numpy as np
 import pytest
 import torch
 
+from fedlib.data.federated import FederatedClassification, split_per_user
 from fedlib.papers.ppsgd.algorithm import PPSGDConfig, step_sizes
 from fedlib.papers.ppsgd.emnist import (
     FEATURES,
     TARGET_OFFSET,
-    FederatedClassification,
     Representation,
     draw_schedule,
     init_cnn,
     iterations_for_epochs,
     run_cnn,
     run_linear,
-    split_per_user,
 )
 
 
@@ -209,20 +208,6 @@ def test_schedule_samples_distinct_users_and_fresh_minibatches() -> None:
         if first_pass is not None:
             assert len(np.unique(first_pass)) == len(first_pass)
     assert iterations_for_epochs(counts, 3, 4, 2.0) == round(2 * np.sum(counts // 4) / 3)
-
-
-def test_split_per_user_is_seeded_disjoint_and_filters_small_users() -> None:
-    rng = np.random.default_rng(0)
-    user = np.array(["a"] * 30 + ["b"] * 5 + ["c"] * 40)
-    x = rng.random((75, 3))
-    y = rng.integers(0, 2, 75)
-    one = split_per_user(x, y, user, 2, min_examples=10, seed=1)
-    two = split_per_user(x, y, user, 2, min_examples=10, seed=1)
-    assert one.n_users == 2
-    np.testing.assert_array_equal(one.x_test, two.x_test)
-    assert np.bincount(one.user_test).tolist() == [3, 4]
-    rows = {tuple(r) for r in np.concatenate([one.x_train, one.x_test])}
-    assert len(rows) == 70  # every kept example once, in train or test
 
 
 def test_schedule_refuses_users_smaller_than_a_minibatch() -> None:

@@ -1,0 +1,111 @@
+"""Execute a chapter notebook with papermill, its parameters checked first.
+
+Papermill only warns about a parameter the notebook does not declare and then
+runs the notebook's defaults, which for a misspelt ``scael=smoke`` means hours
+of the default tier. Here every given name must be one the notebook's
+``parameters`` cell assigns; otherwise nothing runs and the error lists them.
+
+``python -m fedlib.execute notebooks/ppsgd.py out.ipynb -p scale smoke -p seed 3``
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def declared_parameters(source: str | Path) -> dict[str, Any]:
+    """The names the notebook's cell tagged ``parameters`` assigns, with their defaults."""
+    import jupytext
+
+    notebook = jupytext.read(source)
+    cells = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{source}: a chapter notebook needs exactly one cell tagged "
+                         f"'parameters', found {len(cells)}")
+    found: dict[str, Any] = {}
+    for node in ast.parse(cells[0].source).body:
+        if isinstance(node, ast.Assign):
+            targets = [t for target in node.targets
+                       for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
+            values = (node.value.elts if isinstance(node.value, ast.Tuple)
+                      and len(node.value.elts) == len(targets) else [node.value] * len(targets))
+            for target, value in zip(targets, values, strict=True):
+                if isinstance(target, ast.Name):
+                    try:
+                        found[target.id] = ast.literal_eval(value)
+                    except ValueError:
+                        found[target.id] = None
+    return found
+
+
+def check_parameters(source: str | Path, given: Mapping[str, Any]) -> None:
+    """Raise a ValueError naming every given parameter the notebook does not declare."""
+    declared = declared_parameters(source)
+    unknown = [name for name in given if name not in declared]
+    if not unknown:
+        return
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, declared, n=1)
+        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ValueError(
+        f"{Path(source).name} has no parameter {', '.join(hints)}; its parameters are "
+        f"{', '.join(declared)}. Nothing was run.")
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value as papermill's ``-p`` reads it: int, float, bool, None or str."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+def execute(source: str | Path, output: str | Path, parameters: Mapping[str, Any],
+            *, cwd: str | Path | None = None) -> None:
+    """Check ``parameters`` against the notebook, then execute it into ``output``."""
+    import jupytext
+    import papermill
+
+    check_parameters(source, parameters)
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    converted = output.with_name(f"{Path(source).stem}.input.ipynb")
+    jupytext.write(jupytext.read(source), converted)
+    try:
+        papermill.execute_notebook(
+            str(converted), str(output), parameters=dict(parameters), kernel_name="python3",
+            cwd=str(cwd) if cwd is not None else None, log_output=False, progress_bar=False,
+            request_save_on_cell_execute=True)
+    finally:
+        converted.unlink(missing_ok=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="notebook, e.g. notebooks/ppsgd.py")
+    parser.add_argument("output", type=Path, help="the executed notebook (.ipynb)")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
+                        metavar=("NAME", "VALUE"), help="a notebook parameter")
+    parser.add_argument("--cwd", type=Path, default=None, help="working directory of the run")
+    args = parser.parse_args(argv)
+    parameters = {name: parse_value(value) for name, value in args.parameter}
+    try:
+        check_parameters(args.source, parameters)
+    except ValueError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    execute(args.source, args.output, parameters, cwd=args.cwd)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Hu et al. (2020) on HAR: read-outs of finished runs, the chapter's tables and its claims.
+
+:func:`finals` reduces runs to their last round; :func:`evaluate` judges the
+claims of Figures 2-5; :func:`data_table`, :func:`cv_error_grid` and
+:func:`accounting_table` are the tables the chapter shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from fedlib.claims import Claim, ClaimSheet
+from fedlib.papers.hu2020.algorithm import sampling_rate
+from fedlib.papers.hu2020.experiment import DELTA, FIG2_SETTINGS, HuSetup, Task, task_sizes
+from fedlib.privacy import epsilon as exact_epsilon
+from fedlib.privacy import hu2020_sigma
+
+
+def finals(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: its test error and final primal objective."""
+    last = runs[runs["round"] == runs.groupby("run_key")["round"].transform("max")]
+    return last.reset_index(drop=True)
+
+
+def _mean_error(frame: pd.DataFrame, private: bool, column: str) -> pd.Series:
+    sel = frame[frame["epsilon"].notna() == private]
+    return sel.groupby(column)["error"].mean().sort_index()
+
+
+def data_table(source: str, train: tuple[Task, ...] | list[Task]) -> pd.DataFrame:
+    """The data in use: feature source, feature count, tasks, task sizes, positive share."""
+    n_train = task_sizes(train)
+    return pd.DataFrame({
+        "feature source": [source],
+        "features": [train[0][0].shape[1]],
+        "tasks (subjects)": [len(train)],
+        "training examples per task": [f"{n_train.min()}-{n_train.max()}"],
+        "positive (sitting) share": [f"{np.mean(np.concatenate([y for _, y in train]) > 0):.3f}"],
+    }).T.rename(columns={0: ""})
+
+
+def cv_error_grid(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean validation error of the cross-validation table: lambda down, xi across."""
+    return table.pivot(index="lam", columns="xi", values="error")
+
+
+def evaluate(runs: pd.DataFrame, fig5: pd.DataFrame, scale: str) -> list[Claim]:
+    """Evaluate the claims of Figures 2-5 (means over repeats).
+
+    Parameters
+    ----------
+    runs
+        Every round recorded by the runs of Figures 2-4.
+    fig5
+        One row per run of Figure 5 (:func:`finals`).
+    scale
+        The tier the runs come from.
+    """
+    sheet = ClaimSheet("hu2020", scale)
+
+    # Figure 2: private plateaus (does not grow) above the non-private objective.
+    ok, parts = [], []
+    for panel in FIG2_SETTINGS:
+        frame = runs[runs["figure"] == "fig2" + panel]
+        curve = {private: frame[frame["epsilon"].notna() == private].groupby("round")["primal"]
+                 .mean().sort_index() for private in (True, False)}
+        private, plain = curve[True], curve[False]
+        half = private.iloc[len(private) // 2]
+        settled = private.iloc[-1] <= 1.1 * half
+        above = private.iloc[-1] > plain.iloc[-1]
+        ok.append(settled and above)
+        parts.append(f"({panel}) private {half:.3g} at mid-run -> {private.iloc[-1]:.3g}, "
+                     f"non-private {plain.iloc[-1]:.3g}")
+    sheet.add("fig2-private-plateaus-above", all(ok),
+              "the private primal objective settles (ends within 10% of its mid-run value) above "
+              "the non-private one in all three settings", "; ".join(parts))
+
+    last = finals(runs)
+    fig3 = last[last["figure"] == "fig3"]
+    priv, plain = _mean_error(fig3, True, "tau"), _mean_error(fig3, False, "tau")
+    sheet.add("fig3-private-flat", np.ptp(priv) < np.ptp(plain),
+              "test error over tau varies less for the private than for the non-private solver",
+              f"range over tau: private {np.ptp(priv):.3f} ({priv.min():.3f}-{priv.max():.3f}), "
+              f"non-private {np.ptp(plain):.3f} ({plain.min():.3f}-{plain.max():.3f})")
+
+    fig4 = last[last["figure"] == "fig4"]
+    priv, plain = _mean_error(fig4, True, "p_drop"), _mean_error(fig4, False, "p_drop")
+    best = float(priv.idxmin())
+    interior = priv.index[0] < best < priv.index[-1]
+    sheet.add("fig4-private-interior-minimum", interior,
+              "the private test error falls to a minimum at an interior drop probability, "
+              "then rises",
+              f"minimum {priv.min():.3f} at P_drop={best:g}; at P_drop={priv.index[0]:g}: "
+              f"{priv.iloc[0]:.3f}, at {priv.index[-1]:g}: {priv.iloc[-1]:.3f}",
+              paper_value="minimum 0.097 at P_drop=0.2")
+    rho = float(spearmanr(plain.index, plain.values)[0])
+    sheet.add("fig4-nonprivate-rises", rho >= 0.9,
+              "the non-private test error rises with the drop probability (Spearman rho >= 0.9)",
+              f"rho={rho:.2f}; " + ", ".join(f"{k:g}: {v:.3f}" for k, v in plain.items()))
+
+    errors = fig5.groupby("epsilon")["error"].mean().sort_index()
+    rho = float(spearmanr(errors.index, errors.values)[0])
+    sheet.add("fig5-error-falls-with-epsilon", rho <= -0.9 and errors.iloc[-1] < errors.iloc[0],
+              "the private test error decreases as epsilon grows (Spearman rho <= -0.9)",
+              f"rho={rho:.2f}; " + ", ".join(f"eps={k:g}: {v:.3f}" for k, v in errors.items()))
+    return sheet.claims
+
+
+def accounting_table(setup: HuSetup, n_train: np.ndarray, epsilons: tuple[float, ...],
+                     tau: float, p_drop: float) -> pd.DataFrame:
+    """Theorem 5's noise, and the epsilon exact accountants give for it.
+
+    Per round an active device releases two Gaussian mechanisms with noise
+    multipliers sigma1 (dual state) and sigma2 (upload); together they are one
+    Gaussian mechanism of multiplier (sigma1^-2 + sigma2^-2)^-1/2. A record is
+    touched in a round with probability at most p q (device active, coordinate
+    sampled), used as the Poisson sampling rate over K H rounds.
+    """
+    q = sampling_rate(np.asarray(n_train), setup.n_min, tau)
+    p = 1.0 - p_drop
+    total = setup.inner_rounds * setup.outer_rounds
+    rows = []
+    for eps in epsilons:
+        for label, rounds in (("K H (this project)", total), ("K (the paper)", setup.inner_rounds)):
+            s1, s2 = hu2020_sigma(eps, DELTA, q, p, rounds)
+            z = 1.0 / math.sqrt(s1**-2 + s2**-2)
+            rows.append({
+                "target epsilon": eps, "rounds accounted": label, "sigma1": s1, "sigma2": s2,
+                "combined multiplier": z,
+                "RDP epsilon over K H rounds": exact_epsilon(z, min(1.0, p * q), total, DELTA,
+                                                             accountant="rdp"),
+            })
+    return pd.DataFrame(rows)

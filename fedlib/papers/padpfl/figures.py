@@ -1,0 +1,92 @@
+"""Figures of the PADPFL chapter: the paper's Figures 2-9 and the corruption the clients get.
+
+Figures 2, 4, 6 and 8 are the non-private loss curves of scenarios S1-S4 (one
+panel); Figures 3, 5, 7 and 9 the private ones, with R = T on the left and the
+small R on the right (log scale). Every curve is the mean over seeds with the
+range over seeds as a band, labelled by :func:`~fedlib.papers.padpfl.claims.curve_label`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fedlib.data.corruption import salt_and_pepper
+from fedlib.papers.padpfl.claims import curve_label
+from fedlib.papers.padpfl.experiment import DENSITY_NAMES, PadpflSetup
+from fedlib.plots import image_grid, loss_curve_panels
+
+CORRUPTION_DENSITIES = (0.0, 0.05, 0.2, 0.5)
+"""The salt-and-pepper densities the scenarios use: clean, slight, moderate, severe."""
+
+
+def _labelled(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs.assign(label=runs.apply(curve_label, axis=1))
+
+
+def _nonprivate(runs: pd.DataFrame, scenario: str) -> plt.Figure:
+    frame = _labelled(runs[(runs["scenario"] == scenario) & runs["epsilon"].isna()])
+    return loss_curve_panels(frame, [("", frame)])
+
+
+def _private(runs: pd.DataFrame, scenario: str, setup: PadpflSetup) -> plt.Figure:
+    big, small = setup.rounds, setup.small_exposures
+    both = _labelled(runs[(runs["scenario"] == scenario) & runs["epsilon"].notna()])
+    panels = [(f"R = T = {big}", both[both["exposures"] == big]),
+              (f"R = {small}", both[both["exposures"] == small])]
+    return loss_curve_panels(both, panels, log_y=True)
+
+
+def figure_2(runs: pd.DataFrame) -> plt.Figure:
+    """S1 without privacy: the non-private assignments' global training loss per round."""
+    return _nonprivate(runs, "S1")
+
+
+def figure_3(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
+    """S1 with privacy: left R = T, right the small R of ``setup`` (log scale)."""
+    return _private(runs, "S1", setup)
+
+
+def figure_4(runs: pd.DataFrame) -> plt.Figure:
+    """S2 without privacy."""
+    return _nonprivate(runs, "S2")
+
+
+def figure_5(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
+    """S2 with privacy: left R = T, right the small R (log scale)."""
+    return _private(runs, "S2", setup)
+
+
+def figure_6(runs: pd.DataFrame) -> plt.Figure:
+    """S3 without privacy."""
+    return _nonprivate(runs, "S3")
+
+
+def figure_7(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
+    """S3 with privacy: left R = T, right the small R (log scale)."""
+    return _private(runs, "S3", setup)
+
+
+def figure_8(runs: pd.DataFrame) -> plt.Figure:
+    """S4 without privacy (the parts' data quality is reversed during training)."""
+    return _nonprivate(runs, "S4")
+
+
+def figure_9(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
+    """S4 with privacy and adaptive factors: left R = T, right the small R (log scale)."""
+    return _private(runs, "S4", setup)
+
+
+def corruption_grid(
+    images: np.ndarray, densities: Sequence[float] = CORRUPTION_DENSITIES, columns: int = 8
+) -> plt.Figure:
+    """The same ``columns`` images, drawn at random from ``images`` (flat 784-pixel rows in
+    [0, 1]), with salt-and-pepper noise at each density, one row per density."""
+    rng = np.random.default_rng(0)
+    sample = images[rng.choice(len(images), columns, replace=False)]
+    rows = [salt_and_pepper(sample, d, np.random.default_rng(1)) for d in densities]
+    return image_grid(np.concatenate(rows),
+                      [f"{DENSITY_NAMES[d]} ({d:g})" for d in densities], columns=columns)

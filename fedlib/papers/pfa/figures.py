@@ -1,0 +1,158 @@
+"""Liu et al. (2022), PFA: the chapter's figures, one function per figure of the paper.
+
+Each function takes the tables :mod:`fedlib.papers.pfa.claims` reads off the runs
+(accuracy curves, final accuracies, uplink traffic, spectra), selects its figure's
+runs and returns a matplotlib Figure; captions live in the notebook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from fedlib.papers.pfa.experiment import DISTRIBUTIONS, FIG5_SETTINGS, LABELS, MAIN_AGGREGATORS
+
+ORDER = [LABELS[a] for a in MAIN_AGGREGATORS]
+"""The aggregators' names in the order of the legends."""
+
+FIG3_PANELS = [(d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")]
+FIG8_PANELS = [("mnist", "logr"), ("mnist", "cnn")]
+
+
+def accuracy_panels(frame: pd.DataFrame, panels: Sequence[tuple[str, str]], title: str,
+                    order: Sequence[str]) -> plt.Figure:
+    """Test accuracy against rounds, one panel per (dataset, model), one line per method
+    (the ``method`` column) in ``order``; the legend is on the first panel."""
+    figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.4), sharey=True,
+                                squeeze=False)
+    for ax, (dataset, model) in zip(axes[0], panels, strict=True):
+        data = frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
+        sns.lineplot(data=data, x="round", y="accuracy", hue="method", hue_order=list(order),
+                     ax=ax, errorbar=None, legend=ax is axes[0][0])
+        name = data["data"].iloc[0] if len(data) else dataset
+        ax.set_title(f"{name} / {model} ({title})")
+        ax.set_ylim(0, 1)
+    axes[0][0].legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def figure_3(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
+    """Accuracy against rounds on MNIST and Fashion-MNIST, LogR and CNN (IID, MixGauss1).
+
+    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    """
+    fig3 = curves[(curves["figure"] == "fig3") & (curves["projection"] == "public")]
+    return accuracy_panels(fig3, FIG3_PANELS, "IID", order)
+
+
+def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
+    """Final accuracy on MNIST by budget distribution, one bar per method.
+
+    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    """
+    fig4 = final[final["figure"] == "fig4"].copy()
+    fig4["method"] = fig4["aggregator"].map(LABELS)
+    figure, ax = plt.subplots(figsize=(10, 3.6))
+    sns.barplot(data=fig4, x="distribution", y="accuracy", hue="method", hue_order=list(order),
+                order=[d for d in DISTRIBUTIONS if d in set(fig4["distribution"])], ax=ax,
+                errorbar=None)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, ncol=4)
+    figure.tight_layout()
+    return figure
+
+
+def figure_5(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
+    """Accuracy against rounds on CIFAR-10 and IMDb (M = 50; paper tier only).
+
+    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    """
+    fig5 = curves[curves["figure"] == "fig5"]
+    return accuracy_panels(fig5, list(FIG5_SETTINGS), "IID, M=50", order)
+
+
+def show_figure_5(curves: pd.DataFrame, scale: str, order: Sequence[str] = ORDER) -> None:
+    """Show :func:`figure_5` and its caption, or say that Figure 5 was not run."""
+    from IPython.display import Markdown, display
+
+    if curves[curves["figure"] == "fig5"].empty:
+        display(Markdown(
+            f"Not run at the `{scale}` tier: Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb with "
+            "an LSTM, 50 clients) runs at the paper tier only, and its claim is reported as "
+            "not run. Run this notebook with `scale = \"paper\"` to produce it."))
+        return
+    figure = figure_5(curves, order)
+    display(figure)
+    plt.close(figure)
+    display(Markdown("Test accuracy of the global model against rounds on CIFAR-10 and "
+                     "IMDb, 50 clients, MixGauss1 budgets, every aggregator."))
+
+
+def figure_6(final: pd.DataFrame) -> plt.Figure:
+    """(a) PFA+ against the projection dimension k, with WeiAvg as a reference line;
+    (b) PFA with the public subspace against a random Gaussian one.
+
+    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    """
+    fig6 = final[final["figure"] == "fig6"]
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    plus = fig6[fig6["aggregator"] == "pfa+"].groupby("k")["accuracy"].mean()
+    axes[0].plot(plus.index, plus.values, marker="o", label="PFA+")
+    weiavg = fig6[fig6["aggregator"] == "weiavg"]["accuracy"].mean()
+    axes[0].axhline(weiavg, color="grey", linestyle="--", label="WeiAvg")
+    axes[0].set(xscale="log", xlabel="k", ylabel="accuracy", title="(a) PFA+ against k")
+    axes[0].legend()
+    for projection, label in (("public", "public subspace"), ("random", "random Gaussian")):
+        part = fig6[(fig6["aggregator"] == "pfa") & (fig6["projection"] == projection)]
+        mean = part.groupby("k")["accuracy"].mean()
+        axes[1].plot(mean.index, mean.values, marker="o", label=label)
+    axes[1].set(xscale="log", xlabel="k", title="(b) PFA: projection subspace")
+    axes[1].legend()
+    figure.tight_layout()
+    return figure
+
+
+def figure_7(traffic: pd.DataFrame) -> plt.Figure:
+    """Cumulative uplink megabytes of FedAvg and PFA+ on MNIST, LogR and CNN.
+
+    ``traffic``: :func:`fedlib.papers.pfa.claims.uplink_traffic`.
+    """
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for ax, model in zip(axes, ("logr", "cnn"), strict=True):
+        data = traffic[(traffic["model"] == model)
+                       & traffic["aggregator"].isin(["fedavg", "pfa+"])]
+        sns.lineplot(data=data, x="round", y="MB", hue="method", ax=ax, errorbar=None)
+        ax.set_title(f"mnist / {model}: cumulative uplink")
+    figure.tight_layout()
+    return figure
+
+
+def figure_8(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
+    """Accuracy against rounds on MNIST with the non-IID shard partition.
+
+    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    """
+    fig8 = curves[curves["figure"] == "fig8"]
+    return accuracy_panels(fig8, FIG8_PANELS, "non-IID", order)
+
+
+def figure_13(spectra: pd.DataFrame) -> plt.Figure:
+    """Share of the variance of each eigenvalue of the public updates, one bar colour per
+    model and round (a note instead when no round had two public updates).
+
+    ``spectra``: :func:`fedlib.papers.pfa.claims.spectrum_table`.
+    """
+    figure, ax = plt.subplots(figsize=(6, 3.4))
+    if spectra.empty:
+        ax.text(0.5, 0.5, "no round had two public updates: no spectrum", ha="center")
+        ax.set_axis_off()
+    else:
+        sns.barplot(data=spectra, x="index", y="share", hue=spectra["model"] + ", round "
+                    + spectra["round"].astype(str), ax=ax, errorbar=None)
+        ax.set(xlabel="eigenvalue (largest first)", ylabel="share of the variance")
+    figure.tight_layout()
+    return figure

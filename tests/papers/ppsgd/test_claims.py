@@ -1,0 +1,314 @@
+"""Read-outs, tables and claims of the PPSGD chapter, on hand-made runs and curves."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib.claims import ClaimSheet
+from fedlib.data.synthetic import AdditiveSyntheticTask
+from fedlib.papers.ppsgd import claims, experiment
+from fedlib.privacy import epsilon
+
+INF = math.inf
+T = np.arange(1, 61)
+
+
+# --- Figure 1a ------------------------------------------------------------------------------
+
+
+def _curves(shape: dict[float, np.ndarray], sigmas=(0.0, 100.0)) -> pd.DataFrame:
+    rows = []
+    for sigma in sigmas:
+        for alpha_q, risk in shape.items():
+            values = risk(sigma) if callable(risk) else risk
+            for t, value in enumerate(values, start=1):
+                rows.append({"clip": 1.0, "noise_multiplier": sigma, "alpha_q": alpha_q,
+                             "iteration": t, "excess_risk": value, "epsilon": 0.0, "step": 0.1})
+    return claims.best_over_steps(pd.DataFrame(rows))
+
+
+def test_figure1a_claims_hold_on_curves_shaped_like_the_paper() -> None:
+    curves = _curves({
+        math.inf: 10 / T + 3.0,                      # fast, then a plateau at 3
+        1.0: lambda s: 30 / T + 0.1 + s / 100,       # noise hurts the global part
+        0.0: 50 / T + 0.05,                          # slow but private and lowest at the end
+    })
+    evaluated = claims.figure1a_claims(curves, "test")
+    assert {c.claim_id: c.status for c in evaluated} == {
+        "fig1a-global-fastest-early": "HOLDS",
+        "fig1a-global-plateau": "HOLDS",
+        "fig1a-smaller-alpha-later": "HOLDS",
+        "fig1a-local-wins-large-noise": "HOLDS",
+    }
+    assert all(c.paper == "ppsgd" and c.scale == "test" for c in evaluated)
+    assert evaluated[0].text == (
+        "alpha*Q=inf has the lowest excess risk early (iteration 2) in every panel")
+    assert evaluated[0].evidence == (
+        "2/2 panels; sigma=0: best alpha*Q=inf; sigma=100: best alpha*Q=inf")
+    assert evaluated[3].paper_value == "after about 200 iterations"
+
+
+def test_figure1a_claims_fail_when_global_learning_keeps_improving() -> None:
+    curves = _curves({math.inf: 10 / T, 1.0: 30 / T + 0.1, 0.0: 50 / T + 0.05})
+    verdicts = {c.claim_id: c.status for c in claims.figure1a_claims(curves, "test")}
+    assert verdicts["fig1a-global-plateau"] == "FAILS"
+    assert verdicts["fig1a-smaller-alpha-later"] == "FAILS"
+    assert verdicts["fig1a-local-wins-large-noise"] == "FAILS"
+
+
+def test_figure1a_claims_read_only_the_plots_clipping_norm() -> None:
+    good = _curves({math.inf: 10 / T + 3.0, 1.0: lambda s: 30 / T + 0.1 + s / 100,
+                    0.0: 50 / T + 0.05})
+    other_clip = good.assign(clip=100.0, excess_risk=1.0)  # would break every claim
+    both = pd.concat([good, other_clip], ignore_index=True)
+    assert claims.figure1a_claims(both, "test") == claims.figure1a_claims(good, "test")
+
+
+def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() -> None:
+    runs = pd.DataFrame({
+        "clip": 1.0, "noise_multiplier": 0.0, "alpha_q": 1.0, "epsilon": 0.0,
+        "step": [0.1, 0.1, 0.5, 0.5, 0.9, 0.9],
+        "iteration": [1, 2, 1, 2, 1, 2],
+        "excess_risk": [5.0, 1.0, 3.0, 2.0, np.inf, np.nan],
+    })
+    best = claims.best_over_steps(runs)
+    assert list(best["excess_risk"]) == [3.0, 1.0]
+    assert list(best["best_step"]) == [0.5, 0.1]
+    assert list(best.columns) == ["clip", "noise_multiplier", "alpha_q", "iteration",
+                                  "excess_risk", "best_step", "epsilon"]
+
+
+def test_best_over_steps_keeps_local_curves_run_at_every_noise_level() -> None:
+    runs = pd.DataFrame([
+        {"clip": 1.0, "noise_multiplier": s, "alpha_q": a, "step": step, "iteration": 1,
+         "excess_risk": 1.0 + s + a + step, "epsilon": 0.0}
+        for s in (0.0, 10.0) for a in (0.0, 1.0) for step in (0.1, 0.2)
+    ])
+    best = claims.best_over_steps(runs)
+    assert len(best) == 4  # one per (noise, alpha): nothing repeated
+    local = best[best["alpha_q"] == 0]
+    assert list(local["excess_risk"]) == [1.1, 11.1]
+
+
+def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
+    task = AdditiveSyntheticTask(n_users=400, dim=10, personal_coords=2, personal_scale=0.5)
+    # Deviations N(0, 0.25) on coordinates 9 and 10 (variances 1/9, 1/10):
+    # expected floor (1 - 1/N) * 0.25 * (1/9 + 1/10).
+    expected = (1 - 1 / 400) * 0.25 * (1 / 9 + 1 / 10)
+    assert claims.global_only_floor(task) == pytest.approx(expected, rel=0.15)
+    norm = claims.shared_optimum_norm(task)
+    assert claims.clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
+
+
+def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid() -> None:
+    grid = experiment.tier("smoke").synthetic
+    task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=3)
+    table = claims.clipping_table(grid, 3)
+    assert list(table["value"]) == [
+        f"{claims.shared_optimum_norm(task):.1f}",
+        f"{claims.clipping_bound(task, max(grid.steps), 1.0):.0f}",
+        f"{claims.global_only_floor(task):.2e}",
+    ]
+    early = max(1, grid.iterations // 30)
+    curves = pd.DataFrame([
+        {"clip": c, "noise_multiplier": 0.0, "alpha_q": a, "iteration": t,
+         "excess_risk": (a + 1.0) if t == early else 1.0 / (a + 1.0)}
+        for c in grid.clips for a in (0.0, 3.0) for t in (early, grid.iterations)
+    ])
+    note = claims.loose_clip_note(curves, grid, 3)
+    assert f"$C={max(grid.clips):g}$" in note
+    assert f"$\\alpha Q=$0 (risk 1) at iteration {early}" in note
+    assert f"$\\alpha Q=$3 (risk 0.25) at iteration {grid.iterations}" in note
+    assert f"{claims.global_only_floor(task):.1e}" in note
+
+
+def test_synthetic_grid_table_counts_the_runs() -> None:
+    setup = experiment.tier("smoke")
+    table = claims.synthetic_grid_table(setup, "smoke", 0)
+    assert table.loc["runs", ""] == len(experiment.configs(setup, 0, figure="1a")) == 40
+    assert table.loc["tier", ""] == "smoke"
+    assert table.loc["noise sigma", ""] == "0, 100"
+
+
+# --- Figures 1c, 1d and 2 --------------------------------------------------------------------
+
+
+def runs_table(values: dict[tuple[float, float, float], float]) -> pd.DataFrame:
+    """(sigma, alpha, step) -> final accuracy, at iterations 0 and 10."""
+    rows = []
+    for (sigma, alpha, step), acc in values.items():
+        eps = 0.0 if alpha == 0 else (INF if sigma == 0 else 1.0 / sigma)
+        rows += [{"clip": 1.0, "noise_multiplier": sigma, "alpha_q": alpha, "step": step,
+                  "iteration": it, "accuracy": a, "epsilon": e}
+                 for it, a, e in ((0, 0.1, 0.0), (10, acc, eps))]
+    return pd.DataFrame(rows)
+
+
+def test_best_over_steps_takes_the_best_step_and_repeats_local_for_every_sigma() -> None:
+    runs = runs_table({(0, 0, 0.1): 0.3, (0, 0, 0.2): 0.4, (2, 1, 0.1): 0.5, (2, 1, 0.2): 0.45})
+    curves = claims.best_over_steps(runs, "accuracy", higher_is_better=True)
+    end = claims.final(curves)
+    assert set(zip(end["noise_multiplier"], end["alpha_q"], strict=True)) == {
+        (0, 0), (2, 0), (2, 1)}
+    assert end[(end["noise_multiplier"] == 2) & (end["alpha_q"] == 0)]["accuracy"].item() == 0.4
+    assert end[end["alpha_q"] == 1]["best_step"].item() == 0.1
+    keys = ["noise_multiplier", "alpha_q", "iteration"]
+    assert curves[keys].equals(curves.sort_values(keys)[keys].reset_index(drop=True))
+
+
+def _end(values: dict[tuple[float, float], float]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"noise_multiplier": s, "alpha_q": a, "accuracy": v,
+         "epsilon": 0.0 if a == 0 else (INF if s == 0 else 1.0 / s)}
+        for (s, a), v in values.items()
+    ])
+
+
+def _envelope(table: pd.DataFrame, value: str, higher_is_better: bool):
+    sheet = ClaimSheet("ppsgd", "smoke")
+    return claims.envelope_claim(sheet, table, "x", "toy", value, higher_is_better)
+
+
+def test_envelope_claim_holds_only_when_personalization_wins_at_every_noise_level() -> None:
+    good = _end({(s, a): v for s in (1, 3) for a, v in
+                 ((0, 0.5), (0.3, 0.7 - 0.01 * s), (1, 0.65), (INF, 0.6 - 0.1 * s))})
+    table = claims.tradeoff(good, "accuracy", higher_is_better=True)
+    assert table["envelope"].tolist() == pytest.approx([0.69, 0.67])
+    assert table["best_alpha_q"].tolist() == [0.3, 0.3]
+    assert table["intermediate"].tolist() == pytest.approx([0.65, 0.65])
+    assert _envelope(table, "accuracy", True).status == "HOLDS"
+    bad = good.copy()
+    bad.loc[(bad["noise_multiplier"] == 1) & (bad["alpha_q"] == INF), "accuracy"] = 0.9
+    claim = _envelope(claims.tradeoff(bad, "accuracy", True), "accuracy", True)
+    assert claim.status == "FAILS" and claim.evidence.startswith("1/2")
+    risk = good.rename(columns={"accuracy": "excess_risk"})
+    risk["excess_risk"] = 1 - risk["excess_risk"]  # lower is better
+    table = claims.tradeoff(risk, "excess_risk", higher_is_better=False)
+    assert _envelope(table, "risk", False).status == "HOLDS"
+
+
+def _figure1_curves() -> pd.DataFrame:
+    levels = {0: 0.1, 0.1: 0.5, 1: 0.7, 10: 0.8, INF: 0.75}
+    noisy = {0: 0.1, 0.1: 0.4, 1: 0.45, 10: 0.3, INF: 0.2}
+    end = _end({**{(0, a): v for a, v in levels.items()}, **{(3, a): v for a, v in noisy.items()}})
+    return end.assign(iteration=10, best_step=0.1)
+
+
+def test_figure1_claims_read_the_final_accuracies() -> None:
+    curves = _figure1_curves()
+    linear = {c.claim_id: c.status for c in claims.figure1_claims(curves, "linear", (0, 3), "s")}
+    assert linear == {"fig1c-local-poor": "HOLDS", "fig1c-small-alpha-small-eps": "HOLDS"}
+    cnn = {c.claim_id: c.status for c in claims.figure1_claims(curves, "cnn", (0, 3), "s")}
+    assert cnn == {"fig1d-local-very-poor": "HOLDS", "fig1d-small-alpha-small-eps": "HOLDS",
+                   "fig1d-large-alpha-low-privacy": "HOLDS"}
+    flipped = curves.copy()
+    flipped.loc[(flipped["noise_multiplier"] == 3) & (flipped["alpha_q"] == INF), "accuracy"] = 0.9
+    statuses = {c.claim_id: c.status for c in claims.figure1_claims(flipped, "cnn", (0, 3), "s")}
+    assert statuses["fig1d-small-alpha-small-eps"] == "FAILS"
+
+
+def _synthetic_curves() -> pd.DataFrame:
+    return _curves({math.inf: 10 / T + 3.0, 1.0: lambda s: 30 / T + 0.1 + s / 100,
+                    0.0: 50 / T + 0.05}).assign(epsilon=lambda f: np.where(
+                        (f["alpha_q"] > 0) & (f["noise_multiplier"] > 0), 2.0,
+                        np.where(f["alpha_q"] > 0, INF, 0.0)))
+
+
+def test_figure2_tradeoffs_read_the_last_iteration_of_each_figure() -> None:
+    curves_1a = _synthetic_curves()
+    curves_1c = _figure1_curves().assign(clip=1.0)
+    tables = claims.figure2_tradeoffs(curves_1a, curves_1c)
+    assert list(tables) == ["EMNIST linear (accuracy)", "synthetic (excess risk)"]
+    emnist = tables["EMNIST linear (accuracy)"]
+    assert emnist["envelope"].tolist() == pytest.approx([0.8, 0.45])
+    synthetic = tables["synthetic (excess risk)"].set_index("noise_multiplier")
+    assert synthetic.loc[100.0, "global"] == pytest.approx(10 / 60 + 3.0)
+    assert synthetic.loc[100.0, "epsilon"] == 2.0
+    evaluated = claims.figure2_claims(tables, "s")
+    assert [c.claim_id for c in evaluated] == ["fig2-emnist-envelope-dominates",
+                                               "fig2-synthetic-envelope-dominates"]
+    assert evaluated[0].paper_value == "black curve above red and blue (Figure 2, right)"
+    assert evaluated[0].text == (
+        "EMNIST linear: at every private noise level the best personalized model "
+        "(0 < alpha*Q < inf, best step) has higher test accuracy than local-only and "
+        "global-only")
+
+
+def test_stackoverflow_claims_are_not_run() -> None:
+    evaluated = claims.stackoverflow_claims("quick")
+    assert [c.claim_id for c in evaluated] == [
+        "fig1b-intermediate-alpha-best-without-noise", "fig1b-small-alpha-best-with-noise",
+        "fig2-stackoverflow-envelope-dominates"]
+    assert {c.status for c in evaluated} == {"NOT-RUN"}
+    assert all(c.evidence.startswith("TFF's Stack Overflow HDF5 files are not available")
+               and c.paper_value == "" and c.scale == "quick" for c in evaluated)
+
+
+def test_evaluate_lists_every_claim_of_the_chapter_in_order() -> None:
+    setup = experiment.tier("smoke")
+    curves_1c = _figure1_curves().assign(clip=1.0)
+    evaluated = claims.evaluate(_synthetic_curves(), curves_1c, curves_1c, setup, "smoke")
+    assert [c.claim_id for c in evaluated] == [
+        "fig1a-global-fastest-early", "fig1a-global-plateau", "fig1a-smaller-alpha-later",
+        "fig1a-local-wins-large-noise", "fig1c-local-poor", "fig1c-small-alpha-small-eps",
+        "fig1d-local-very-poor", "fig1d-small-alpha-small-eps", "fig1d-large-alpha-low-privacy",
+        "fig2-emnist-envelope-dominates", "fig2-synthetic-envelope-dominates",
+        "fig1b-intermediate-alpha-best-without-noise", "fig1b-small-alpha-best-with-noise",
+        "fig2-stackoverflow-envelope-dominates"]
+    assert {c.scale for c in evaluated} == {"smoke"}
+
+
+# --- Tables ---------------------------------------------------------------------------------
+
+
+def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> None:
+    setup = experiment.tier("smoke")
+    runs_1c = pd.DataFrame({"n_users": [25, 25], "iterations": [40, 40]})
+    runs_1d = pd.DataFrame({"n_users": [20], "iterations": [3]})
+    table = claims.privacy_table(setup, runs_1c, runs_1d)
+    assert list(table.columns) == ["figure", "users N", "rate Q/N", "iterations T", "sigma",
+                                   "eps RDP", "eps PLD"]
+    assert list(table["figure"]) == ["1a synthetic", "1c EMNIST linear", "1d EMNIST CNN"]
+    assert list(table["users N"]) == [50, 25, 25]
+    assert list(table["iterations T"]) == [40, 40, 3]
+    assert list(table["sigma"]) == [100.0, 3.0, 3.0]
+    row = table.iloc[1]
+    assert row["rate Q/N"] == 10 / 25
+    assert row["eps RDP"] == epsilon(3.0, 0.4, 40, experiment.DELTA, accountant="rdp")
+    assert row["eps PLD"] == epsilon(3.0, 0.4, 40, experiment.DELTA, accountant="pld")
+    assert table.iloc[0]["eps RDP"] == epsilon(100.0, 1.0, 40, experiment.DELTA,
+                                               accountant="rdp")
+
+
+def test_emnist_tables_and_notes() -> None:
+    setup = experiment.tier("smoke")
+    grids = claims.emnist_grid_table(setup, 0)
+    assert list(grids.columns) == ["linear", "cnn"]
+    assert grids.loc["runs", "linear"] == len(experiment.configs(setup, 0, figure="1c"))
+    assert grids.loc["epochs", "cnn"] == "0.1 (paper: 20)"
+    runs = pd.DataFrame({"iterations": [7]})
+    curves = _figure1_curves()
+    note = claims.figure1c_note(runs, curves, setup, 30)
+    assert note.startswith("Figure 1c ran 7 iterations (1 epochs over 30 writers).")
+    assert "$\\alpha Q$=10, $\\sigma$=3: 0.1" in note  # 10 is plotted, sigma=3 is a panel
+    assert claims.figure1d_note(runs, setup) == (
+        "Figure 1d ran 7 iterations (0.1 epoch(s); the paper ran 20) with the step sizes 0.5.")
+
+
+def test_emnist_data_table_describes_the_writers() -> None:
+    from fedlib.data.federated import split_per_user
+
+    rng = np.random.default_rng(0)
+    writers = np.repeat(np.arange(4), [20, 30, 40, 50])
+    data = split_per_user(rng.random((140, 784)).astype(np.float32), rng.integers(0, 10, 140),
+                          writers, 10, test_fraction=0.1, seed=0, source="toy digits")
+    table = claims.emnist_data_table(data)
+    assert table.loc["source", ""] == "toy digits"
+    assert table.loc["writers N", ""] == 4
+    assert table.loc["train digits", ""] + table.loc["test digits", ""] == 140
+    assert table.loc["train digits per writer (median)", ""] == int(
+        np.median(data.train_counts()))

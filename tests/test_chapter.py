@@ -1,0 +1,58 @@
+"""What every chapter notebook does around its content: parameters checked before compute,
+claims written where the scorecard reads them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fedlib.chapter import _escape, open_chapter
+from fedlib.claims import ClaimSheet, read_claims
+
+STANDARD = dict(scale="smoke", seed=0, device="cpu", workers=0, ray_address="")
+
+
+def test_open_chapter_checks_every_standard_parameter(tmp_path: Path) -> None:
+    cases = [
+        ({"scale": "huge"}, "not a run tier"),
+        ({"seed": -1}, "seed"),
+        ({"workers": 1.5}, "workers"),
+        ({"device": "nonsense"}, "not a torch device"),
+        ({"ray_address": None}, "ray_address"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=message):
+            open_chapter("ppsgd", **{**STANDARD, **change}, claims_dir=tmp_path / "c")
+    with pytest.raises(ValueError, match="unknown paper id 'bietti'"):
+        open_chapter("bietti", **STANDARD, claims_dir=tmp_path / "c")
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        open_chapter("hu2020", **{**STANDARD, "device": "cuda"}, claims_dir=tmp_path / "c",
+                     cpu_only=True)
+
+
+def test_an_unwritable_claims_folder_is_reported_before_any_compute(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ValueError, match="claims_dir=.*cannot be created"):
+        open_chapter("pfa", **STANDARD, claims_dir=blocker / "claims")
+
+
+def test_chapter_writes_the_claims_file_the_scorecard_reads(tmp_path: Path) -> None:
+    pytest.importorskip("myst_nb")
+    chapter = open_chapter("padpfl", **STANDARD, claims_dir=tmp_path / "claims")
+    assert (tmp_path / "claims").is_dir()
+    assert chapter.sweep_args == {"workers": None, "ray_address": None, "progress": False}
+    sheet = ClaimSheet("padpfl", "smoke")
+    sheet.add("fig2-a", True, "a claim", "1 < 2")
+    sheet.add("fig3-b", None, "a claim not run", "no data offline")
+    chapter.write_claims(sheet.claims)
+    stored = json.loads((tmp_path / "claims" / "padpfl.json").read_text())
+    assert [c["status"] for c in stored] == ["HOLDS", "NOT-RUN"]
+    assert [c.claim_id for c in read_claims(tmp_path / "claims")] == ["fig2-a", "fig3-b"]
+
+
+def test_evidence_is_escaped_for_markdown() -> None:
+    assert _escape("alpha*Q=inf, a_b [x] <y> |z|") == (
+        "alpha\\*Q=inf, a\\_b \\[x\\] \\<y\\> \\|z\\|")
