@@ -16,14 +16,11 @@ from fedlib.data.errors import (
 from fedlib.data.fetch import content_sha256, fetch
 from fedlib.data.har import (
     ACTIVITY_LABELS,
-    HAR_CHANNELS,
     SITTING,
     HarData,
     SubjectTask,
     binary_subject_tasks,
-    inertial_feature_map,
     load_har,
-    load_har_windows,
     normalise_rows,
 )
 from fedlib.data.idx import read_idx, write_idx
@@ -45,7 +42,6 @@ from fedlib.data.synthetic import AdditiveSyntheticTask
 
 __all__ = [
     "ACTIVITY_LABELS",
-    "HAR_CHANNELS",
     "REGISTRY",
     "SITTING",
     "AdditiveSyntheticTask",
@@ -67,14 +63,12 @@ __all__ = [
     "fetch",
     "get_file",
     "iid_partition",
-    "inertial_feature_map",
     "label_shard_partition",
     "list_datasets",
     "load_cifar10",
     "load_fashion_mnist",
     "load_femnist_digits",
     "load_har",
-    "load_har_windows",
     "load_imdb",
     "load_mnist",
     "natural_partition",

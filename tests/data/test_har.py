@@ -4,31 +4,25 @@ from __future__ import annotations
 
 import io
 import re
-import warnings
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.stats
 
 from fedlib.data import (
     ACTIVITY_LABELS,
-    HAR_CHANNELS,
     REGISTRY,
     SITTING,
     DatasetError,
     DatasetUnavailableError,
     HarData,
     binary_subject_tasks,
-    inertial_feature_map,
     load_har,
-    load_har_windows,
     normalise_rows,
 )
 from fedlib.data.fetch import content_sha256
-from fedlib.data.registry import HAR_INERTIAL_FILE, HAR_ZIP_FILE, HAR_ZIP_URL, RemoteFile
-from fedlib.paths import data_dir
+from fedlib.data.registry import HAR_ZIP_FILE, HAR_ZIP_URL, RemoteFile
 
 ROOT = "UCI HAR Dataset/"
 # (activity, subject) of each generated window, per split
@@ -45,21 +39,12 @@ def _table(values: np.ndarray, fmt: str) -> str:
     return buffer.getvalue()
 
 
-def _windows(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Plausible windows: small body signals, total_acc = gravity (1 g along x) + body."""
-    x = rng.normal(0.0, 0.1, size=(n, 9, 128)).astype(np.float32)
-    x[:, 6:9] = x[:, 0:3]
-    x[:, 6] += 1.0
-    return x
-
-
 def _uci_split(rng: np.random.Generator, labels: dict[str, list[int]]) -> dict[str, np.ndarray]:
     n = len(labels["activity"])
     return {
         "X": rng.uniform(-1.0, 1.0, size=(n, 561)),
         "y": np.array(labels["activity"]),
         "subject": np.array(labels["subject"]),
-        "windows": _windows(rng, n),
     }
 
 
@@ -78,9 +63,6 @@ def _uci_zip(
         members[f"{split}/X_{split}.txt"] = _table(data["X"], "%15.7e")
         members[f"{split}/y_{split}.txt"] = _table(data["y"], "%d")
         members[f"{split}/subject_{split}.txt"] = _table(data["subject"], "%d")
-        for c, channel in enumerate(HAR_CHANNELS):
-            member = f"{split}/Inertial Signals/{channel}_{split}.txt"
-            members[member] = _table(data["windows"][:, c], "%15.7e")
     members.update(replace or {})
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -121,25 +103,16 @@ def served_zip(mirror_dir: Path, monkeypatch: pytest.MonkeyPatch, splits) -> Pat
     return path
 
 
-def _npz(path: Path, n_per_subject: int = 4, gravity: float = 1.0, **overrides) -> Path:
-    rng = np.random.default_rng(3)
-    subject = np.repeat(np.array([5, 9, 30], dtype=np.int8), n_per_subject)
-    activity = (np.arange(len(subject)) % 6 + 1).astype(np.int8)
-    x = _windows(rng, len(subject))
-    x[:, 6] += gravity - 1.0
-    np.savez(path, **{"x": x, "activity": activity, "subject": subject, **overrides})
-    return path
-
-
 # ------------------------------------------------------------------------- registry
 
 
-def test_registry_describes_both_har_files() -> None:
-    zipped, inertial = REGISTRY["har"][HAR_ZIP_FILE], REGISTRY["har"][HAR_INERTIAL_FILE]
+def test_registry_describes_both_sources() -> None:
+    zipped, raw = REGISTRY["har"][HAR_ZIP_FILE], REGISTRY["hapt"]["hapt-raw.npz"]
     assert zipped.url == HAR_ZIP_URL and zipped.mirror_path == "har/UCI HAR Dataset.zip"
     assert zipped.sha256 == "2045e435c955214b38145fb5fa00776c72814f01b203fec405152dac7d5bfeb0"
-    assert inertial.url is None and inertial.mirror_path == "har/har-inertial.npz"
-    assert "Anguita" in zipped.citation and "archive.ics.uci.edu" in inertial.source
+    assert raw.url is None and raw.mirror_path == "hapt/hapt-raw.npz"
+    assert "Anguita" in zipped.citation and "Reyes-Ortiz" in raw.citation
+    assert list(REGISTRY["har"]) == [HAR_ZIP_FILE]  # nothing else is read for HAR
     assert SITTING == 4 and ACTIVITY_LABELS[SITTING] == "SITTING"
 
 
@@ -169,25 +142,6 @@ def test_auto_prefers_the_uci_features(served_zip: Path) -> None:
     assert load_har().feature_source == "uci-561"
 
 
-def test_inertial_map_reads_the_windows_from_a_cached_zip(
-    monkeypatch: pytest.MonkeyPatch, splits
-) -> None:
-    path = _uci_zip(data_dir() / "har" / HAR_ZIP_FILE, splits)  # in the download cache
-    _serve(monkeypatch, {HAR_ZIP_FILE: path})
-    monkeypatch.delenv("FEDLIB_DATA_MIRROR", raising=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # plausible windows: no gravity warning
-        x, activity, subject = load_har_windows()
-        data = load_har("inertial-map")
-    expected = np.concatenate([splits["train"]["windows"], splits["test"]["windows"]])
-    assert x.dtype == np.float32 and x.shape == (13, 9, 128)
-    np.testing.assert_allclose(x, expected, rtol=1e-6)
-    np.testing.assert_array_equal(activity, TRAIN["activity"] + TEST["activity"])
-    np.testing.assert_array_equal(subject, TRAIN["subject"] + TEST["subject"])
-    assert data.feature_source == "inertial-map" and data.features.shape == (13, 189)
-    np.testing.assert_allclose(data.features, normalise_rows(inertial_feature_map(x)[0]))
-
-
 @pytest.mark.parametrize(
     ("drop", "replace", "message"),
     [
@@ -210,16 +164,6 @@ def test_a_malformed_zip_is_a_clear_dataset_error(
         load_har("uci-561")
 
 
-def test_a_missing_inertial_member_is_a_clear_dataset_error(
-    mirror_dir: Path, monkeypatch: pytest.MonkeyPatch, splits
-) -> None:
-    member = "test/Inertial Signals/body_gyro_z_test.txt"
-    path = _uci_zip(mirror_dir / "har" / HAR_ZIP_FILE, splits, drop=(member,))
-    _serve(monkeypatch, {HAR_ZIP_FILE: path})
-    with pytest.raises(DatasetError, match=re.escape(f"lacks the member '{ROOT}{member}'")):
-        load_har("inertial-map")
-
-
 def test_a_file_that_is_not_a_zip_is_a_clear_dataset_error(
     mirror_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -230,172 +174,54 @@ def test_a_file_that_is_not_a_zip_is_a_clear_dataset_error(
         load_har("uci-561")
 
 
-# ---------------------------------------------------------------- the mirror's npz
+# ------------------------------------------------------------- the raw recordings
 
 
-def test_auto_falls_back_to_the_inertial_map_of_the_mirror_npz(
+def _rebuilt(n_per_subject: int = 4):
+    """A stand-in for the features rebuilt from the recordings (raw, in [-1, 1])."""
+    from fedlib.data.har_features import HarFeatureSet
+
+    rng = np.random.default_rng(3)
+    subject = np.repeat(np.array([5, 9, 30]), n_per_subject)
+    activity = np.arange(len(subject)) % 6 + 1
+    features = rng.uniform(-1, 1, (len(subject), 561))
+    names = tuple(f"f{i}" for i in range(561))
+    return HarFeatureSet(features, activity, subject, names, None)
+
+
+def test_auto_falls_back_to_the_features_rebuilt_from_the_recordings(
     mirror_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _npz(mirror_dir / "har" / HAR_INERTIAL_FILE)
-    _serve(monkeypatch, {HAR_INERTIAL_FILE: path})
-    data = load_har("auto")
-    assert data.feature_source == "inertial-map"
-    assert data.features.shape == (12, 189) and len(data.feature_names) == 189
+    import fedlib.data.har_features as har_features
+
+    rebuilt = _rebuilt()
+    monkeypatch.setattr(har_features, "hapt_har_features", lambda: rebuilt)
+    data = load_har("auto")  # no zip anywhere
+    assert data.feature_source == "hapt-561"
+    assert data.features.shape == (12, 561) and data.feature_names == rebuilt.names
+    np.testing.assert_allclose(data.features, normalise_rows(rebuilt.features), atol=1e-12)
     np.testing.assert_array_equal(data.subject, np.repeat([5, 9, 30], 4))
-    np.testing.assert_array_equal(data.activity, np.arange(12) % 6 + 1)
     assert data.activity.dtype == np.int64 and data.subject.dtype == np.int64
-    np.testing.assert_allclose(np.linalg.norm(data.features, axis=1), 1.0, rtol=1e-12)
+    assert load_har("hapt-561").feature_source == "hapt-561"
     with pytest.raises(DatasetUnavailableError, match="00240/UCI%20HAR%20Dataset.zip"):
-        load_har("uci-561")  # the 561 features need the zip
-
-
-def test_a_malformed_npz_is_a_clear_dataset_error(
-    mirror_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = _npz(mirror_dir / "har" / HAR_INERTIAL_FILE, activity=np.full(12, 7, np.int8))
-    _serve(monkeypatch, {HAR_INERTIAL_FILE: path})
-    with pytest.raises(DatasetError, match="activity codes outside 1-6"):
-        load_har_windows()
-
-
-def test_implausible_windows_are_flagged(mirror_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = _npz(mirror_dir / "har" / HAR_INERTIAL_FILE, gravity=0.3)
-    _serve(monkeypatch, {HAR_INERTIAL_FILE: path})
-    with pytest.warns(RuntimeWarning, match="do not look like the UCI HAR recordings"):
-        load_har_windows()
+        load_har("uci-561")  # the published features need the zip
 
 
 def test_without_any_source_the_error_says_where_to_get_the_data(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("FEDLIB_DATA_MIRROR", raising=False)
-    for features in ("auto", "inertial-map"):
-        with pytest.raises(DatasetUnavailableError) as info:
-            load_har(features)
-        message = str(info.value)
-        assert HAR_ZIP_URL in message and "har/har-inertial.npz" in message
-        assert "FEDLIB_DATA_MIRROR" in message
+    with pytest.raises(DatasetUnavailableError) as info:
+        load_har("auto")
+    message = str(info.value)
+    assert HAR_ZIP_URL in message and "hapt/hapt-raw.npz" in message
+    assert "FEDLIB_DATA_MIRROR" in message
 
 
 def test_unknown_features_value_names_the_valid_ones() -> None:
-    for bad in ("uci561", "", None):
-        with pytest.raises(ValueError, match="'auto', 'uci-561', 'inertial-map'"):
+    for bad in ("uci561", "inertial-map", "", None):
+        with pytest.raises(ValueError, match="'auto', 'uci-561', 'hapt-561'"):
             load_har(bad)  # type: ignore[arg-type]
-
-
-# ------------------------------------------------------------------- the feature map
-
-
-def _feature(windows: np.ndarray, name: str) -> np.ndarray:
-    values, names = inertial_feature_map(windows)
-    return values[:, names.index(name)]
-
-
-def test_feature_names_are_documented_and_unique() -> None:
-    values, names = inertial_feature_map(np.zeros((0, 9, 128)))
-    assert values.shape == (0, 189) and len(set(names)) == 189
-    assert names[:2] == ("body_acc_x-mean", "body_acc_x-std")
-    assert "total_acc_mag-bandenergy-33-64" in names and names[-1] == "total_acc-corr-yz"
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_constant_window_has_closed_form_features(dtype: type) -> None:
-    # float64 levels such as 0.1 make the computed mean differ from them by rounding
-    levels = np.array([0.1, -0.3, 2.0, 0.0, 1e-3, -7.3, 0.7, 2.2, 1 / 3]).astype(dtype)
-    windows = np.broadcast_to(levels[None, :, None], (1, 9, 128))
-    values, names = inertial_feature_map(windows)
-    row = dict(zip(names, values[0], strict=True))
-    for channel, level in zip(HAR_CHANNELS, levels, strict=True):
-        assert row[f"{channel}-mean"] == pytest.approx(level, abs=1e-12)
-        assert row[f"{channel}-energy"] == pytest.approx(float(level) ** 2, abs=1e-12)
-        assert row[f"{channel}-max"] == row[f"{channel}-min"] == level
-        for zero in ("std", "mad", "iqr", "skewness", "meanfreq", "maxinds", "entropy",
-                     "bandenergy-1-8", "bandenergy-33-64"):
-            assert row[f"{channel}-{zero}"] == 0.0, zero
-    assert row["body_acc-corr-xy"] == 0.0
-
-
-@pytest.mark.parametrize("k", [1, 5, 14, 40, 63])
-def test_a_pure_sine_has_its_frequency_found(k: int) -> None:
-    t = np.arange(128)
-    amplitude = 0.7
-    windows = np.zeros((1, 9, 128))
-    windows[0, 4] = amplitude * np.sin(2 * np.pi * k * t / 128 + 0.3)  # body_gyro_y
-    values, names = inertial_feature_map(windows)
-    row = dict(zip(names, values[0], strict=True))
-    assert row["body_gyro_y-maxinds"] == k
-    assert row["body_gyro_y-meanfreq"] == pytest.approx(k, rel=1e-9)
-    assert row["body_gyro_y-entropy"] == pytest.approx(0.0, abs=1e-9)
-    assert row["body_gyro_y-mean"] == pytest.approx(0.0, abs=1e-12)
-    assert row["body_gyro_y-std"] == pytest.approx(amplitude / np.sqrt(2), rel=1e-9)
-    band = next(b for b in ("1-8", "9-16", "17-32", "33-64")
-                if int(b.split("-")[0]) <= k <= int(b.split("-")[1]))
-    assert row[f"body_gyro_y-bandenergy-{band}"] == pytest.approx(amplitude**2 / 2, rel=1e-9)
-
-
-def test_two_equal_sines_have_entropy_log2_over_log64() -> None:
-    t = np.arange(128)
-    windows = np.zeros((1, 9, 128))
-    windows[0, 7] = np.sin(2 * np.pi * 3 * t / 128) + np.cos(2 * np.pi * 20 * t / 128)
-    values, names = inertial_feature_map(windows)
-    row = dict(zip(names, values[0], strict=True))
-    assert row["total_acc_y-entropy"] == pytest.approx(np.log(2) / np.log(64), rel=1e-9)
-    assert row["total_acc_y-meanfreq"] == pytest.approx((3 + 20) / 2, rel=1e-9)
-    assert row["total_acc_y-bandenergy-1-8"] == pytest.approx(0.5, rel=1e-9)
-    assert row["total_acc_y-bandenergy-17-32"] == pytest.approx(0.5, rel=1e-9)
-    assert row["total_acc_y-bandenergy-9-16"] == pytest.approx(0.0, abs=1e-12)
-
-
-def test_white_noise_has_high_entropy_and_bands_that_sum_to_the_variance() -> None:
-    rng = np.random.default_rng(0)
-    windows = rng.normal(size=(50, 9, 128))
-    values, names = inertial_feature_map(windows)
-    col = {name: values[:, i] for i, name in enumerate(names)}
-    bands = sum(col[f"total_acc_z-bandenergy-{b}"] for b in ("1-8", "9-16", "17-32", "33-64"))
-    np.testing.assert_allclose(bands, col["total_acc_z-std"] ** 2, rtol=1e-10)
-    np.testing.assert_allclose(col["total_acc_z-std"], windows[:, 8].std(axis=1), rtol=1e-12)
-    q25, q75 = np.percentile(windows[:, 8], [25, 75], axis=1)
-    np.testing.assert_allclose(col["total_acc_z-iqr"], q75 - q25, atol=1e-12)
-    median = np.median(windows[:, 8], axis=1)
-    mad = np.median(np.abs(windows[:, 8] - median[:, None]), axis=1)
-    np.testing.assert_allclose(col["total_acc_z-mad"], mad, atol=1e-12)
-    skewed = np.exp(windows[:, 2])  # log-normal: clearly positive skewness
-    np.testing.assert_allclose(_feature(np.exp(windows), "body_acc_z-skewness"),
-                               scipy.stats.skew(skewed, axis=1), rtol=1e-10)
-    assert (col["body_acc_x-entropy"] > 0.8).all() and (col["body_acc_x-entropy"] <= 1).all()
-    assert (np.abs(col["body_gyro-corr-xz"]) < 0.6).all()
-
-
-def test_magnitude_and_correlation_features_on_known_vectors() -> None:
-    t = np.arange(128)
-    windows = np.zeros((1, 9, 128))
-    windows[0, 0] = 3.0 * (-1.0) ** t  # body_acc = (+-3, 4, 0): magnitude 5 throughout
-    windows[0, 1] = 4.0
-    ramp = np.linspace(-1.0, 1.0, 128)
-    windows[0, 3], windows[0, 4], windows[0, 5] = ramp, 2 * ramp + 1, -ramp  # body_gyro
-    values, names = inertial_feature_map(windows)
-    row = dict(zip(names, values[0], strict=True))
-    assert row["body_acc_mag-mean"] == pytest.approx(5.0)
-    assert row["body_acc_mag-energy"] == pytest.approx(25.0)
-    assert row["body_acc_mag-std"] == 0.0 and row["body_acc_x-std"] == pytest.approx(3.0)
-    assert row["body_acc_x-maxinds"] == 64  # alternating sign: the Nyquist bin
-    assert row["body_acc_x-bandenergy-33-64"] == pytest.approx(9.0)
-    assert row["body_gyro-corr-xy"] == pytest.approx(1.0)
-    assert row["body_gyro-corr-xz"] == pytest.approx(-1.0)
-    assert row["body_gyro-corr-yz"] == pytest.approx(-1.0)
-    assert row["body_acc-corr-xy"] == 0.0  # y is flat
-    gyro_mag = np.sqrt(ramp**2 + (2 * ramp + 1) ** 2 + ramp**2)
-    assert row["body_gyro_mag-max"] == pytest.approx(gyro_mag.max())
-    assert row["body_gyro_mag-mean"] == pytest.approx(gyro_mag.mean())
-
-
-def test_feature_map_rejects_bad_windows() -> None:
-    with pytest.raises(ValueError, match=r"shape \(n, 9, 128\)"):
-        inertial_feature_map(np.zeros((2, 9, 100)))
-    bad = np.zeros((2, 9, 128))
-    bad[1, 2, 3] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        inertial_feature_map(bad)
 
 
 # ---------------------------------------------------------------------- normalisation
@@ -435,7 +261,7 @@ def _har_data() -> HarData:
     subject = np.array([7] * 9 + [2] * 12 + [30] * 6 + [7] * 3)
     activity = np.arange(len(subject)) % 6 + 1
     features = np.arange(len(subject), dtype=np.float64)[:, None] * [1.0, 0.0]  # row ids
-    return HarData(features, activity, subject, "inertial-map", ("row", "zero"))
+    return HarData(features, activity, subject, "hapt-561", ("row", "zero"))
 
 
 def test_binary_subject_tasks_split_each_subject() -> None:
@@ -472,7 +298,7 @@ def test_binary_subject_tasks_are_reproducible_by_seed() -> None:
     assert not np.array_equal(picked_2, picked_7)
     # a subject's split does not depend on the other subjects
     alone = HarData(data.features[data.subject == 30], data.activity[data.subject == 30],
-                    data.subject[data.subject == 30], "inertial-map", data.feature_names)
+                    data.subject[data.subject == 30], "hapt-561", data.feature_names)
     np.testing.assert_array_equal(binary_subject_tasks(alone, seed=5)[0].x_train,
                                   first[2].x_train)
 
@@ -507,16 +333,25 @@ def _mirror_labels(mirror: Path, name: str) -> np.ndarray:
     )
 
 
-def test_mirror_windows(mirror: Path) -> None:
-    x, activity, subject = load_har_windows()
-    assert x.shape == (10299, 9, 128) and x.dtype == np.float32
-    assert np.unique(subject).tolist() == list(range(1, 31))
-    expected_subject = _mirror_labels(mirror, "subject")
-    expected_activity = _mirror_labels(mirror, "y")
-    counts = np.zeros((31, 7), dtype=np.int64)
-    np.add.at(counts, (subject, activity), 1)
+def test_the_rebuilt_features_are_the_real_recordings(mirror: Path) -> None:
+    from conftest import require_datasets
+
+    require_datasets("hapt")
+    data = load_har("hapt-561")
+    assert data.feature_source == "hapt-561" and data.features.shape[1] == 561
+    assert abs(len(data.activity) - 10299) < 0.02 * 10299
+    assert np.unique(data.subject).tolist() == list(range(1, 31))
+    np.testing.assert_allclose(np.linalg.norm(data.features, axis=1), 1.0, rtol=1e-9)
     expected = np.zeros((31, 7), dtype=np.int64)
-    np.add.at(expected, (expected_subject, expected_activity), 1)
-    np.testing.assert_array_equal(counts, expected)
-    features, names = inertial_feature_map(x)
-    assert features.shape == (10299, len(names)) and np.isfinite(features).all()
+    np.add.at(expected, (_mirror_labels(mirror, "subject"), _mirror_labels(mirror, "y")), 1)
+    counts = np.zeros((31, 7), dtype=np.int64)
+    np.add.at(counts, (data.subject, data.activity), 1)
+    assert np.abs(counts - expected).max() <= 8  # the official windows, cut again
+
+
+def test_unnormalised_features_keep_the_published_scale(served_zip: Path) -> None:
+    raw = load_har("uci-561", normalised=False)
+    expected = np.vstack([_uci_split_x(served_zip, split) for split in ("train", "test")])
+    np.testing.assert_allclose(raw.features, expected, atol=1e-12)
+    np.testing.assert_allclose(load_har("uci-561").features, normalise_rows(expected),
+                               atol=1e-12)

@@ -14,7 +14,9 @@ One round ``k`` of outer round ``h`` (Init: ``alpha = 0``, ``W = 0``,
    (uniformly random coordinates, with replacement; :func:`sdca_hinge_step`),
    ``n_iter_t`` uniform on the integers ``{lo, ..., n_min}`` with
    ``lo = max(1, ceil((1 - tau) n_min))``;
-3. ``alpha_t <- alpha_t + xi Delta alpha_t + b_t``, ``b_t ~ N(0, (s1 sigma1)^2 I)``;
+3. ``alpha_t <- alpha_t + xi Delta alpha_t + b_t``, ``b_t ~ N(0, (s1 sigma1)^2 I)``
+   (with ``project_dual``, a variant not in the paper, each ``alpha_ti y_ti`` is then
+   projected onto [0, 1]);
 4. uploads ``u_t = xi X_t Delta alpha_t + p_t``, ``p_t ~ N(0, (s2 sigma2)^2 I)``,
    with ``s1 = (8 lam + beta) / (beta n_t)`` and ``s2 = 2 xi ||Delta alpha_t||_2``;
 
@@ -102,6 +104,11 @@ class Hu2020Config:
     epsilon : total privacy budget; ``None`` or ``math.inf`` means no noise.
     delta : target delta, 0 < delta < 1.
     r : budget ratio epsilon2 / epsilon1 of the two noisy releases, > 0.
+    project_dual : not in the paper. After line 6 adds its noise, project each
+        noisy ``alpha_ti y_ti`` back onto the hinge dual's box [0, 1]. The
+        projection is post-processing of the noisy variable (no privacy cost); it
+        is the smallest change that keeps the dual feasible, offered to see how
+        much of the private solver's behaviour comes from infeasible duals.
     """
 
     lam: float
@@ -111,6 +118,7 @@ class Hu2020Config:
     epsilon: float | None = None
     delta: float = 1e-3
     r: float = 1.0
+    project_dual: bool = False
 
     def __post_init__(self) -> None:
         check_positive(self.lam, "lam")
@@ -128,6 +136,8 @@ class Hu2020Config:
             check_epsilon(self.epsilon)
         check_delta(self.delta)
         check_positive(self.r, "r")
+        if not isinstance(self.project_dual, bool):
+            raise ValueError(f"project_dual must be True or False, got {self.project_dual!r}.")
 
     @property
     def private(self) -> bool:
@@ -390,6 +400,7 @@ class _Engine:
         self.alpha_noise = (s1 * sigma1[:, None]).reshape(-1)
         self.upload_noise = np.repeat(s2_per_norm * sigma2, m)
         self.private = np.repeat(np.array([c.private for c in configs]), m)
+        self.project = np.repeat(np.array([c.project_dual and c.private for c in configs]), m)
         self.any_private = bool(self.private.any())
         self.y_rows = np.tile(data.y, (runs, 1))  # (rows, n_max)
         self.g = np.zeros((self.rows, n_max + 1))
@@ -439,6 +450,8 @@ class _Engine:
             live = active & self.private
             new_g += (live * self.alpha_noise)[:, None] * (self.y_rows * z_alpha)
             upload += (live * self.upload_noise * norms)[:, None] * z_up
+            if self.project.any():  # the variant: noisy duals back onto the box
+                new_g[self.project] = np.clip(new_g[self.project], 0.0, 1.0)
         upload[~active] = 0.0
         self.g[:, :n_max] = new_g
         upload = upload.reshape(self.runs, data.m, data.d)

@@ -15,7 +15,6 @@ live in :mod:`fedlib.papers.hu2020.claims` and :mod:`fedlib.papers.hu2020.figure
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -23,8 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.data import binary_subject_tasks, load_har
-from fedlib.data.har import gravity_level, load_har_windows
+from fedlib.data.errors import DatasetUnavailableError
+from fedlib.data.fetch import fetch
+from fedlib.data.har import HarData, binary_subject_tasks, load_har
+from fedlib.data.registry import HAR_ZIP_FILE
 from fedlib.papers.hu2020.algorithm import Hu2020Config, run_mocha_dp
 from fedlib.papers.hu2020.svm import predict_error
 from fedlib.sweeps import check_group, sweep
@@ -36,13 +37,19 @@ EPSILON = 8.0
 FIG2_SETTINGS = {"a": (0.0, 0.0), "b": (0.5, 0.0), "c": (0.5, 0.2)}
 """Panel -> (tau, p_drop) of Figure 2."""
 
-FEATURES = ("auto", "uci-561", "inertial-map")
-"""Feature sources of HAR (``auto``: the official features when available)."""
+FEATURES = ("auto", "uci-561", "hapt-561")
+"""Feature sources of HAR: the published 561 features (``uci-561``), the same
+features rebuilt from the raw recordings (``hapt-561``), or ``auto`` (the published
+ones when the canonical zip can be had)."""
+
+DUALS = ("as-written", "projected")
+"""Algorithm 1 as written (noise added to the dual variables, line 6), and the
+variant that projects the noisy duals back onto their box (not in the paper)."""
 
 STAGES = ("cv", "figures", "fig5")
 """The chapter's run stages: cross-validation, Figures 2-4, Figure 5."""
 
-BATCHED = ("figure", "lam", "xi", "tau", "p_drop", "epsilon", "repeat")
+BATCHED = ("figure", "lam", "xi", "tau", "p_drop", "epsilon", "repeat", "dual")
 """Config fields one runner call batches: runs on the same data (fold) share one
 vectorized solver pass."""
 
@@ -107,17 +114,29 @@ def xi_value(xi: str, m: int) -> float:
     return 1.0 / m if xi == "1/m" else float(xi)
 
 
+def resolve_features(features: str) -> str:
+    """The feature source ``features`` names: ``auto`` becomes ``uci-561`` when the
+    canonical zip can be had (cache, mirror or download), else ``hapt-561``."""
+    check_features(features)
+    if features != "auto":
+        return features
+    try:
+        fetch("har", HAR_ZIP_FILE)
+    except DatasetUnavailableError:
+        return "hapt-561"
+    return "uci-561"
+
+
+@lru_cache(maxsize=2)
+def har_data(features: str) -> HarData:
+    """HAR's normalised feature matrix from the source ``features`` names."""
+    return load_har(resolve_features(features))
+
+
 @lru_cache(maxsize=4)
 def har_tasks(features: str, split_seed: int) -> tuple[str, tuple[Task, ...], tuple[Task, ...]]:
-    """(feature source, train tasks, test tasks): one per subject, 75/25 split.
-
-    The loader's warning that inertial windows do not look like the UCI
-    recordings is silenced here: the chapter measures and states it instead.
-    """
-    check_features(features)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="the total_acc channels")
-        data = load_har(features)
+    """(feature source, train tasks, test tasks): one per subject, 75/25 split."""
+    data = har_data(features)
     tasks = binary_subject_tasks(data, train_fraction=0.75, seed=split_seed)
     train = tuple((t.x_train, t.y_train) for t in tasks)
     test = tuple((t.x_test, t.y_test) for t in tasks)
@@ -127,14 +146,6 @@ def har_tasks(features: str, split_seed: int) -> tuple[str, tuple[Task, ...], tu
 def task_sizes(tasks: tuple[Task, ...] | list[Task]) -> np.ndarray:
     """The number of examples of every task."""
     return np.array([len(y) for _, y in tasks])
-
-
-def inertial_gravity_level() -> float:
-    """Median total-acceleration magnitude (g) of the inertial windows in use (about 1 for
-    real recordings); the loader's warning about it is stated by the chapter instead."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="the total_acc channels")
-        return gravity_level(load_har_windows()[0])
 
 
 def cv_split(train: tuple[Task, ...], folds: int, fold: int, seed: int) -> tuple[list, list]:
@@ -159,7 +170,8 @@ def _cv_configs(setup: HuSetup, features: str, split_seed: int) -> list[dict[str
     """Non-private runs of the (lambda, xi) grid on every fold."""
     return [{**_base(setup, features, split_seed), "figure": "cv", "folds": setup.folds,
              "fold": fold, "lam": lam,
-             "xi": xi, "tau": 0.0, "p_drop": 0.0, "epsilon": None, "repeat": 0}
+             "xi": xi, "tau": 0.0, "p_drop": 0.0, "epsilon": None, "repeat": 0,
+             "dual": "as-written"}
             for fold in range(setup.folds) for lam in setup.lams for xi in setup.xis]
 
 
@@ -169,15 +181,17 @@ def _figure_configs(setup: HuSetup, features: str, split_seed: int, lam: float, 
     base = {**_base(setup, features, split_seed), "fold": None, "lam": lam, "xi": xi}
     runs = []
 
-    def add(figure: str, tau: float, p_drop: float, epsilon: float | None) -> None:
+    def add(figure: str, tau: float, p_drop: float, epsilon: float | None,
+            dual: str = "as-written") -> None:
         for repeat in range(setup.repeats):
             runs.append({**base, "figure": figure, "tau": tau, "p_drop": p_drop,
-                         "epsilon": epsilon, "repeat": repeat})
+                         "epsilon": epsilon, "repeat": repeat, "dual": dual})
 
     if best_drop is None:
         for panel, (tau, p_drop) in FIG2_SETTINGS.items():
             for eps in (EPSILON, None):
                 add("fig2" + panel, tau, p_drop, eps)
+            add("fig2" + panel, tau, p_drop, EPSILON, "projected")
         for tau in setup.taus:
             for eps in (EPSILON, None):
                 add("fig3", tau, 0.0, eps)
@@ -187,6 +201,7 @@ def _figure_configs(setup: HuSetup, features: str, split_seed: int, lam: float, 
     else:
         for eps in setup.epsilons:
             add("fig5", 1.0, best_drop, eps)
+            add("fig5", 1.0, best_drop, eps, "projected")
     return runs
 
 
@@ -206,8 +221,8 @@ def configs(setup: HuSetup, seed: int, *, stage: str = "cv", features: str = "au
         ``"figures"``: Figures 2-4 at ``lam`` and ``xi``; ``"fig5"``: Figure 5 at
         ``lam``, ``xi`` and the drop probability ``best_drop``.
     features
-        Feature source (:data:`FEATURES`); ``"auto"`` is resolved when the data is
-        loaded, by the runner.
+        Feature source (:data:`FEATURES`); :func:`run` resolves ``"auto"`` before
+        building the configs, so that a run's key says which source it read.
     lam, xi
         The hyperparameters cross-validation chose (:func:`choose_hyperparameters`);
         needed by the ``figures`` and ``fig5`` stages only.
@@ -269,7 +284,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         fit, held = list(train), list(test)
     m = len(fit)
     hu_configs = [Hu2020Config(lam=c["lam"], xi=xi_value(c["xi"], m), tau=c["tau"],
-                               p_drop=c["p_drop"], epsilon=c["epsilon"], delta=c["delta"])
+                               p_drop=c["p_drop"], epsilon=c["epsilon"], delta=c["delta"],
+                               project_dual=c["dual"] == "projected")
                   for c in configs]
     total = first["inner_rounds"] * first["outer_rounds"]
     result = run_mocha_dp(
@@ -285,7 +301,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
             "lam": config["lam"], "xi": config["xi"], "tau": config["tau"],
             "p_drop": config["p_drop"],
             "epsilon": np.nan if config["epsilon"] is None else config["epsilon"],
-            "repeat": config["repeat"], "round": result.rounds, "primal": result.primal[g],
+            "repeat": config["repeat"], "dual": config["dual"], "round": result.rounds,
+            "primal": result.primal[g], "dual_objective": result.dual[g],
             "error": errors[g], "sigma1": result.sigma1[g], "sigma2": result.sigma2[g],
             "q": result.q[g],
         }))
@@ -297,6 +314,7 @@ def run(setup: HuSetup, seed: int, *, stage: str = "cv", features: str = "auto",
         workers: int | None = None, ray_address: str | None = None,
         progress: bool = True) -> pd.DataFrame:
     """Run (or load from the cache) every run of one stage (see :func:`configs`)."""
+    features = resolve_features(features)
     return sweep(EXPERIMENT, configs(setup, seed, stage=stage, features=features, lam=lam,
                                      xi=xi, best_drop=best_drop),
                  run_group, batched=BATCHED, max_group_size=MAX_GROUP_SIZE,

@@ -15,8 +15,12 @@ from fedlib.plots import error_vs_parameter, loss_curve_panels
 
 
 def _setting(frame: pd.DataFrame) -> np.ndarray:
-    """Legend label of every row: private (at the chapter's epsilon) or non-private."""
-    return np.where(frame["epsilon"].notna(), f"private (eps={EPSILON:g})", "non-private")
+    """Legend label of every row: private as written or with projected duals (at the
+    chapter's epsilon), or non-private."""
+    projected = frame["dual"] == "projected" if "dual" in frame else False
+    return np.where(frame["epsilon"].isna(), "non-private",
+                    np.where(projected, f"private, duals projected (eps={EPSILON:g})",
+                             f"private (eps={EPSILON:g})"))
 
 
 def figure_2(runs: pd.DataFrame) -> plt.Figure:
@@ -50,6 +54,83 @@ def figure_5(fig5: pd.DataFrame, best_drop: float) -> plt.Figure:
 
     ``fig5`` holds one row per finished run of Figure 5 (its final round).
     """
+    label = np.where(fig5["dual"] == "projected", "private, duals projected", "private")
     return error_vs_parameter([
-        ("epsilon", fig5.assign(setting=f"private, tau=1, P_drop={best_drop:g}"), "epsilon"),
+        (f"epsilon (tau=1, P_drop={best_drop:g})", fig5.assign(setting=label), "epsilon"),
     ], log_x=[True])
+
+
+_ACTIVITY_NAMES = {1: "walking", 2: "upstairs", 3: "downstairs", 4: "sitting", 5: "standing",
+                   6: "lying"}
+
+
+def recordings_figure(seconds: float = 90.0, experiment: int = 0) -> plt.Figure:
+    """The start of one raw recording: total acceleration (3 axes, in g) and angular
+    velocity over time, with the labelled activities shaded and named.
+
+    Where the recordings cannot be had (they are not needed when the published
+    features are), the figure says so in words instead.
+    """
+    import seaborn as sns
+
+    from fedlib.data.errors import DatasetUnavailableError
+    from fedlib.data.hapt import SAMPLE_RATE_HZ, load_hapt_recordings
+
+    try:
+        recordings = load_hapt_recordings()
+    except DatasetUnavailableError:
+        fig, ax = plt.subplots(figsize=(10, 1.2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "The raw recordings (UCI HAPT, dataset 'hapt') are not available "
+                "on this machine:\nthis build reads the published features instead.",
+                ha="center", va="center", fontsize=10)
+        return fig
+    start, stop = recordings.experiment_start[experiment], recordings.experiment_start[
+        experiment + 1]
+    rows = slice(start, min(stop, start + int(seconds * SAMPLE_RATE_HZ)))
+    time = np.arange(rows.stop - rows.start) / SAMPLE_RATE_HZ
+    labels = recordings.label[rows]
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, axes = plt.subplots(2, 1, figsize=(10, 4.6), sharex=True)
+    for ax, values, unit in ((axes[0], recordings.acc[rows], "acceleration (g)"),
+                             (axes[1], recordings.gyro[rows], "angular velocity (rad/s)")):
+        for axis, name in enumerate("xyz"):
+            ax.plot(time, values[:, axis], lw=0.7, label=name)
+        ax.set_ylabel(unit)
+        edges = np.flatnonzero(np.diff(labels)) + 1
+        for begin, end in zip(np.r_[0, edges], np.r_[edges, len(labels)], strict=True):
+            code = int(labels[begin])
+            if code in _ACTIVITY_NAMES:
+                ax.axvspan(time[begin], time[end - 1], color="0.85", zorder=0)
+                if ax is axes[0]:
+                    ax.text((time[begin] + time[end - 1]) / 2, 0.98, _ACTIVITY_NAMES[code],
+                            transform=ax.get_xaxis_transform(), ha="center", va="top",
+                            fontsize=8)
+    axes[0].legend(loc="lower right", fontsize=8, ncol=3)
+    axes[1].set_xlabel(f"time (s), volunteer {recordings.experiment_user[experiment]}, "
+                       "experiment 1 of the recordings")
+    fig.tight_layout()
+    return fig
+
+
+def feature_distributions(features: np.ndarray, names: tuple[str, ...],
+                          activity: np.ndarray, picks: tuple[str, ...]) -> plt.Figure:
+    """Histograms of a few features, one colour per activity (the first match of each
+    name: the bandsEnergy names repeat, these do not)."""
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, axes = plt.subplots(1, len(picks), figsize=(3.3 * len(picks), 3.0), squeeze=False)
+    palette = sns.color_palette("tab10", n_colors=len(_ACTIVITY_NAMES))
+    for ax, name in zip(axes[0], picks, strict=True):
+        column = features[:, names.index(name)]
+        bins = np.linspace(column.min(), column.max(), 40)
+        for color, (code, label) in zip(palette, _ACTIVITY_NAMES.items(), strict=True):
+            ax.hist(column[activity == code], bins=bins, histtype="step", color=color,
+                    label=label, density=True)
+        ax.set_xlabel(name, fontsize=9)
+        ax.set_yticks([])
+    axes[0][0].set_ylabel("density")
+    axes[0][-1].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return fig

@@ -21,6 +21,7 @@ from fedlib.papers.hu2020.algorithm import (
     sdca_hinge_step,
     w_of_alpha,
 )
+from fedlib.papers.hu2020.svm import pad_tasks
 from fedlib.privacy import hu2020_sensitivities, hu2020_sigma
 
 
@@ -385,3 +386,21 @@ def test_bad_inputs_raise_clear_errors():
         run_mocha_dp(tasks, private, 1, 1, 8, seed=0)
     with pytest.raises(ValueError, match="L2-normalise"):
         run_mocha_dp([(2 * x, y) for x, y in tasks], private, 1, 1, 2, seed=0)
+
+
+def test_projected_duals_stay_in_their_box_and_change_nothing_without_noise():
+    tasks = make_tasks()
+    plain = [Hu2020Config(lam=0.1, xi=1.0), Hu2020Config(lam=0.1, xi=1.0, project_dual=True)]
+    res = run_mocha_dp(tasks, plain, 3, 2, 5, seed=0, run_indices=[0, 0])
+    np.testing.assert_array_equal(res.W[0], res.W[1])  # nothing to project without noise
+    noisy = [Hu2020Config(lam=0.1, xi=1.0, epsilon=1.0),
+             Hu2020Config(lam=0.1, xi=1.0, epsilon=1.0, project_dual=True)]
+    res = run_mocha_dp(tasks, noisy, 3, 2, 5, seed=0, run_indices=[0, 0])
+    assert np.isinf(res.dual[0, -1])  # as written: noisy duals leave the box
+    assert np.all(np.isfinite(res.dual[1]))  # projected: always a feasible dual
+    data = pad_tasks(tasks)
+    signed = res.alpha[1] * data.y
+    assert signed.min() >= 0.0 and signed.max() <= 1.0
+    assert not np.array_equal(res.W[0], res.W[1])
+    with pytest.raises(ValueError, match="project_dual must be True or False"):
+        Hu2020Config(lam=0.1, xi=1.0, project_dual=1)

@@ -21,21 +21,27 @@ def _runs(private_curve, plain_curve, fig3, fig4):
             for r, value in enumerate(curve):
                 rows.append({"run_key": f"2{panel}{eps}", "figure": "fig2" + panel,
                              "epsilon": eps, "round": r, "primal": value, "error": 0.1,
-                             "tau": 0.0, "p_drop": 0.0})
+                             "tau": 0.0, "p_drop": 0.0, "dual": "as-written"})
+        for r in range(len(private_curve)):  # the variant: never read by the claims
+            rows.append({"run_key": f"2{panel}projected", "figure": "fig2" + panel,
+                         "epsilon": 8.0, "round": r, "primal": 1e9 * (r + 1), "error": 0.05,
+                         "tau": 0.0, "p_drop": 0.0, "dual": "projected"})
     for figure, column, values in (("fig3", "tau", fig3), ("fig4", "p_drop", fig4)):
         for eps, errors in values.items():
             for x, e in errors.items():
                 rows.append({"run_key": f"{figure}{eps}{x}", "figure": figure, "epsilon": eps,
                              "round": 0, "primal": 1.0, "error": e,
                              "tau": x if column == "tau" else 1.0,
-                             "p_drop": x if column == "p_drop" else 0.0})
+                             "p_drop": x if column == "p_drop" else 0.0,
+                             "dual": "as-written"})
     return pd.DataFrame(rows)
 
 
 def test_claims_follow_the_numbers() -> None:
     fig3 = {8.0: {0.0: 0.30, 0.5: 0.31, 1.0: 0.30}, np.nan: {0.0: 0.1, 0.5: 0.2, 1.0: 0.3}}
     fig4 = {8.0: {0.0: 0.3, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.1, 0.2: 0.15, 0.5: 0.3}}
-    fig5 = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0], "error": [0.5, 0.4, 0.2]})
+    fig5 = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0] * 2, "error": [0.5, 0.4, 0.2, 0.1, 0.3, 0.9],
+                         "dual": ["as-written"] * 3 + ["projected"] * 3})
     settled = _runs([10, 5, 4, 4.1], [10, 3, 2, 1], fig3, fig4)
     evaluated = hu_claims.evaluate(settled, fig5, "smoke")
     assert [c.claim_id for c in evaluated] == [
@@ -55,7 +61,7 @@ def test_claims_follow_the_numbers() -> None:
 
     fig4_edge = {8.0: {0.0: 0.1, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.3, 0.2: 0.2, 0.5: 0.1}}
     diverging = _runs([10, 5, 40, 400], [10, 3, 2, 1], fig3, fig4_edge)
-    rising = fig5.assign(error=[0.2, 0.4, 0.5])
+    rising = fig5.assign(error=[0.2, 0.4, 0.5, 0.5, 0.4, 0.2])
     claims = {c.claim_id: c for c in hu_claims.evaluate(diverging, rising, "smoke")}
     assert claims["fig2-private-plateaus-above"].status == "FAILS"
     assert claims["fig4-private-interior-minimum"].status == "FAILS"
@@ -75,9 +81,9 @@ def test_finals_keep_the_last_round_of_every_run() -> None:
 def test_data_table_describes_the_tasks() -> None:
     train = [(np.zeros((4, 7)), np.array([1.0, -1.0, -1.0, -1.0])),
              (np.zeros((6, 7)), np.array([1.0, 1.0, -1.0, -1.0, -1.0, -1.0]))]
-    table = hu_claims.data_table("inertial-map", train)
+    table = hu_claims.data_table("hapt-561", train)
     assert table[""].to_dict() == {
-        "feature source": "inertial-map", "features": 7, "tasks (subjects)": 2,
+        "feature source": "hapt-561", "features": 7, "tasks (subjects)": 2,
         "training examples per task": "4-6", "positive (sitting) share": "0.300"}
 
 
@@ -104,3 +110,16 @@ def test_accounting_combines_the_two_releases_of_a_round() -> None:
                       accountant="rdp"))
     paper = table[table["rounds accounted"].str.startswith("K (")].iloc[0]
     assert paper["sigma1"] < ours["sigma1"]  # fewer rounds accounted, less noise
+
+
+def test_projection_table_sets_the_variant_beside_the_algorithm_as_written() -> None:
+    fig3 = {8.0: {0.0: 0.3}, np.nan: {0.0: 0.1}}
+    runs = _runs([10, 5, 4, 4.1], [10, 3, 2, 1], fig3, fig3)
+    fig5 = pd.DataFrame({"epsilon": [1.0, 1.0, 1.0, 1.0], "error": [0.4, 0.5, 0.2, 0.3],
+                         "dual": ["as-written", "as-written", "projected", "projected"]})
+    table = hu_claims.projection_table(runs, fig5)
+    first = table.loc["Figure 2a: tau=0, P_drop=0"]
+    assert first["primal, as written"] == 4.1 and first["primal, non-private"] == 1
+    assert first["primal, projected"] == 4e9 and first["test error, projected"] == 0.05
+    assert table.loc["Figure 5: epsilon=1", "test error, as written"] == pytest.approx(0.45)
+    assert table.loc["Figure 5: epsilon=1", "test error, projected"] == pytest.approx(0.25)

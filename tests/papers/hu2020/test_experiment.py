@@ -62,22 +62,29 @@ def test_smoke_configs_of_every_stage() -> None:
     assert cv[0] == {"experiment": "hu2020-har", "features": "auto", "split_seed": 0,
                      "inner_rounds": 5, "outer_rounds": 2, "n_min": 10, "records": 5,
                      "delta": 1e-3, "figure": "cv", "folds": 2, "fold": 0, "lam": 1e-2,
-                     "xi": "1/m", "tau": 0.0, "p_drop": 0.0, "epsilon": None, "repeat": 0}
+                     "xi": "1/m", "tau": 0.0, "p_drop": 0.0, "epsilon": None, "repeat": 0,
+                     "dual": "as-written"}
 
     figures = hu.configs(setup, 3, stage="figures", features="uci-561", lam=0.1, xi="1")
     per_point = 2 * setup.repeats  # private and non-private
+    projected = len(hu.FIG2_SETTINGS) * setup.repeats  # Figure 2's private variant
     assert len(figures) == per_point * (len(hu.FIG2_SETTINGS) + len(setup.taus)
-                                        + len(setup.drops))
+                                        + len(setup.drops)) + projected
+    assert sum(c["dual"] == "projected" for c in figures) == projected
+    assert all(c["figure"].startswith("fig2") and c["epsilon"] == hu.EPSILON
+               for c in figures if c["dual"] == "projected")
     assert {c["figure"] for c in figures} == {"fig2a", "fig2b", "fig2c", "fig3", "fig4"}
     assert figures[0] == {"experiment": "hu2020-har", "features": "uci-561", "split_seed": 3,
                           "inner_rounds": 5, "outer_rounds": 2, "n_min": 10, "records": 5,
                           "delta": 1e-3, "fold": None, "lam": 0.1, "xi": "1", "figure": "fig2a",
-                          "tau": 0.0, "p_drop": 0.0, "epsilon": hu.EPSILON, "repeat": 0}
+                          "tau": 0.0, "p_drop": 0.0, "epsilon": hu.EPSILON, "repeat": 0,
+                          "dual": "as-written"}
     assert [c["p_drop"] for c in figures if c["figure"] == "fig4"] == [
         d for d in setup.drops for _ in range(per_point)]
 
     fig5 = hu.configs(setup, 3, stage="fig5", lam=0.1, xi="1", best_drop=0.2)
-    assert [c["epsilon"] for c in fig5] == list(setup.epsilons)
+    assert [c["epsilon"] for c in fig5] == [e for e in setup.epsilons for _ in range(2)]
+    assert [c["dual"] for c in fig5[:2]] == ["as-written", "projected"]
     assert all(c["figure"] == "fig5" and c["p_drop"] == 0.2 and c["tau"] == 1.0 for c in fig5)
     for stage in (cv, figures, fig5):
         json.dumps(stage)
@@ -100,7 +107,7 @@ def test_configs_say_what_a_stage_needs() -> None:
 
 @pytest.mark.parametrize("features", ["uci", "", None, 561])
 def test_an_unknown_feature_source_is_refused_by_name(features) -> None:
-    with pytest.raises(ValueError, match=r"features=.*'auto', 'uci-561', 'inertial-map'"):
+    with pytest.raises(ValueError, match=r"features=.*'auto', 'uci-561', 'hapt-561'"):
         hu.check_features(features)
     with pytest.raises(ValueError, match="features="):
         hu.configs(hu.tier("smoke"), 0, features=features)

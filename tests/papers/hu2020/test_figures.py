@@ -92,15 +92,62 @@ def test_figures_3_and_4_plot_the_mean_error_per_parameter() -> None:
 
 
 def test_figure_5_plots_error_against_epsilon_on_a_log_axis() -> None:
-    fig5 = pd.DataFrame({"epsilon": [0.1, 0.1, 1.0, 1.0, 10.0, 10.0],
-                         "error": [0.5, 0.7, 0.4, 0.4, 0.2, 0.1]})
+    fig5 = pd.DataFrame({"epsilon": [0.1, 0.1, 1.0, 1.0, 10.0, 10.0, 0.1, 1.0, 10.0],
+                         "error": [0.5, 0.7, 0.4, 0.4, 0.2, 0.1, 0.3, 0.2, 0.1],
+                         "dual": ["as-written"] * 6 + ["projected"] * 3})
     fig = hu_figures.figure_5(fig5, best_drop=0.2)
     assert len(fig.axes) == 1
     ax = fig.axes[0]
-    assert ax.get_xscale() == "log" and ax.get_xlabel() == "epsilon"
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "epsilon (tau=1, P_drop=0.2)"
     bars = _error_bars(ax)
-    assert list(bars) == ["private, tau=1, P_drop=0.2"]
-    x, y = bars["private, tau=1, P_drop=0.2"]
+    assert sorted(bars) == ["private", "private, duals projected"]
+    x, y = bars["private"]
     np.testing.assert_allclose(x, [0.1, 1.0, 10.0])
     np.testing.assert_allclose(y, [0.6, 0.4, 0.15])
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["private, tau=1, P_drop=0.2"]
+    np.testing.assert_allclose(bars["private, duals projected"][1], [0.3, 0.2, 0.1])
+
+
+def test_feature_distributions_draw_one_histogram_per_activity_and_feature() -> None:
+    rng = np.random.default_rng(0)
+    activity = np.repeat(np.arange(1, 7), 20)
+    features = rng.uniform(-1, 1, (120, 3))
+    names = ("a()", "b()", "c()")
+    fig = hu_figures.feature_distributions(features, names, activity, ("c()", "a()"))
+    assert [ax.get_xlabel() for ax in fig.axes] == ["c()", "a()"]
+    for ax in fig.axes:
+        assert len(ax.patches) == 6  # one step histogram per activity
+    legend = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
+    assert legend == ["walking", "upstairs", "downstairs", "sitting", "standing", "lying"]
+    plt.close(fig)
+
+
+def test_recordings_figure_shows_the_signals_or_says_they_are_absent(monkeypatch) -> None:
+    from fedlib.data import hapt
+    from fedlib.data.errors import DatasetUnavailableError
+
+    n = 50 * 20
+    label = np.repeat([4, 7, 1, -1], n // 4).astype(np.int8)
+    acc = np.tile([0.0, 0.0, 1.0], (n, 1))
+    fake = hapt.HaptRecordings(acc=acc, gyro=np.zeros((n, 3)), label=label,
+                               experiment_user=np.array([3], dtype=np.int8),
+                               experiment_start=np.array([0, n]))
+    monkeypatch.setattr(hapt, "load_hapt_recordings", lambda: fake)
+    fig = hu_figures.recordings_figure(seconds=10.0)  # the first half only
+    top, bottom = fig.axes
+    assert len(top.lines) == 3 and len(bottom.lines) == 3
+    np.testing.assert_allclose(top.lines[2].get_ydata(), 1.0)  # gravity along z
+    assert len(top.lines[0].get_xdata()) == 500
+    assert [t.get_text() for t in top.texts] == ["sitting"]  # the transition is not named
+    plt.close(fig)
+    fig = hu_figures.recordings_figure(seconds=60.0)  # longer than the recording
+    assert len(fig.axes[0].lines[0].get_xdata()) == n
+    assert [t.get_text() for t in fig.axes[0].texts] == ["sitting", "walking"]
+    plt.close(fig)
+
+    def absent():
+        raise DatasetUnavailableError("not here")
+
+    monkeypatch.setattr(hapt, "load_hapt_recordings", absent)
+    fig = hu_figures.recordings_figure()
+    assert "not available" in fig.axes[0].texts[0].get_text()
+    plt.close(fig)
