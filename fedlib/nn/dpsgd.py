@@ -17,16 +17,20 @@ fused operation. Two ways to get the clipped per-example gradient sums:
 ``"layers"`` (models that are a flat :class:`torch.nn.Sequential` of
     :class:`~torch.nn.Linear`, :class:`~torch.nn.Conv2d` and parameter-free
     per-example modules such as ReLU, max-pooling and Flatten, e.g. the models
-    of :mod:`fedlib.nn.models`). The forward pass runs every layer of all M
-    clients as one batched matrix product: linear layers directly, convolutions
-    on channels-last input patches (im2col) against each client's filters,
-    which the engine stores as (kh, kw, C, O) so that no per-step copy is
-    needed. Feature maps stay channels last, where max-pooling is several times
-    faster than in torch's default layout. The backward pass is written out
-    layer by layer (autograd only for unusual parameter-free modules) into
-    buffers reused from step to step, and gives the gradient of the loss with
-    respect to every layer's output; the parameter gradients then come from
-    closed forms:
+    of :mod:`fedlib.nn.models`). It runs only where it provably computes what
+    the model's own forward does: every leaf module of exactly one of those
+    types (not a subclass, which may override ``forward``), every container a
+    Sequential whose ``forward`` is nn.Sequential's, no module object or
+    parameter used twice, no hooks and no buffers. The forward pass runs every
+    layer of all M clients as one batched matrix product: linear layers
+    directly, convolutions on channels-last input patches (im2col) against
+    each client's filters, which the engine stores as (kh, kw, C, O) so that no
+    per-step copy is needed. Feature maps stay channels last, where max-pooling
+    is several times faster than in torch's default layout. The backward pass
+    is written out layer by layer (autograd only for unusual parameter-free
+    modules) into buffers reused from step to step, and gives the gradient of
+    the loss with respect to every layer's output; the parameter gradients then
+    come from closed forms:
 
     * linear layers never materialise per-example gradients: the gradient of
       example i is the outer product g_i a_i^T, so its squared norm is
@@ -42,18 +46,29 @@ fused operation. Two ways to get the clipped per-example gradient sums:
 ``"func"`` (any module) ``torch.func``: ``vmap`` over clients of ``vmap`` over
     examples of ``grad`` of the functional model, then clipping and a weighted
     sum. This is the general (and slower) path; ``"auto"`` picks ``"layers"``
-    whenever the model allows it.
+    whenever the model allows it, and ``method="layers"`` on a model it does
+    not allow raises an error that says why.
+
+Parameters with ``requires_grad=False`` are treated as Opacus treats them: they
+keep their starting values (delta 0), count nowhere in the clipping norm and
+get no noise. Arguments are checked before any step: batch indices must lie in
+[0, n) (an index n of client m would otherwise be example 0 of client m+1) and
+labels in [0, number of outputs of the model). Modules whose training-mode
+output mixes or randomises examples (BatchNorm, dropout) are refused on both
+paths, and so is, on the ``"func"`` path, a model whose logits for an example
+change with the other examples of its batch. Torch's recurrent layers run on the
+``"func"`` path where ``vmap`` takes them example by example (given an initial
+state computed from their input); where it does not, the error says what to do.
 
 On the CPU, when a core is left over beyond torch's intra-op threads, the work
 of a step that depends on the data only (gathering the batch, the first
 convolution's patches, the noise) runs on a helper thread one step ahead. With
 no spare core the helper is left out: its own OpenMP team would compete with
 the main one, and once it exists every parallel operation of the process
-waits longer at its barriers (on a 2-core CPU with 2 intra-op threads,
-``make bench`` timed its CNN workload at 0.40-0.52 s per run with the helper
-and 0.35-0.36 s without, and per-client loops timed after the helper had run
-took up to twice as long as in a clean process). The noise comes from a
-private generator seeded from the caller's, so results are the same with and
+waits longer at its barriers, which slows the engine and any later per-client
+loop of the same process (``make bench`` times the engine with and without the
+helper, each in a process of its own). The noise comes from a private
+generator seeded from the caller's, so results are the same with and
 without that thread.
 """
 
@@ -61,8 +76,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -70,6 +86,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, grad, vmap
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.dropout import _DropoutNd
+from torch.nn.modules.instancenorm import _InstanceNorm
+from torch.nn.utils import parametrize
 
 CLIP_EPSILON = 1e-6
 """Added to the per-example norm before dividing, as Opacus does: factor = min(1, C/(norm+eps))."""
@@ -80,6 +100,10 @@ _PARAMETER_FREE = (
 )
 """Modules the ``"layers"`` path may apply to a batch of examples as they are:
 they hold no parameters and treat every example on its own."""
+
+_RECURRENT = (nn.RNNBase, nn.RNNCellBase)
+"""Torch's recurrent layers and cells: under ``vmap`` some of their forms fail
+(a hidden state they create themselves is not per example)."""
 
 
 def draw_batches(
@@ -198,46 +222,204 @@ class _ConvGeometry:
         return weight.reshape(m, self.patch_size, o)
 
 
-def _sequence(model: nn.Module, prefix: str = "") -> list[tuple[str, nn.Module]] | None:
-    """The leaf modules of nested Sequentials with their name prefixes (None: not a sequence)."""
+class _Refused(Exception):
+    """Why the ``"layers"`` path cannot run a model (the message names the module)."""
+
+
+_LEAVES = (nn.Linear, nn.Conv2d, *_PARAMETER_FREE)
+"""The leaf module types of a ``"layers"`` plan, matched exactly (``type(m) is``)."""
+
+_SEQUENTIAL_CODE = ("forward", "__call__", "_call_impl", "__iter__")
+"""What a Sequential subclass must not override to run its children as nn.Sequential does."""
+
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks",
+                 "_global_backward_hooks", "_global_backward_pre_hooks")
+
+
+def _where(path: str) -> str:
+    """A module's place in the model, for messages."""
+    return f"module {path!r}" if path else "the model"
+
+
+def _class_name(module: nn.Module) -> str:
+    """``nn.Linear`` for torch's own classes, the qualified name for others."""
+    cls = type(module)
+    if cls.__module__.startswith("torch.nn.modules."):
+        return f"nn.{cls.__qualname__}"
+    return cls.__qualname__
+
+
+def _check_model(model: nn.Module) -> None:
+    """Refuse modules that neither method runs correctly, whatever the method.
+
+    Raises
+    ------
+    ValueError
+        For BatchNorm in training mode (its output mixes the examples of a
+        batch), instance norm updating running statistics in training mode, and
+        dropout in training mode (random per example).
+    """
+    for path, module in model.named_modules():
+        where, name = _where(path), _class_name(module)
+        if isinstance(module, _BatchNorm) and module.training:
+            raise ValueError(
+                f"{where} ({name}) is in training mode: it normalises with statistics of "
+                "the whole batch, so no example has a gradient of its own to clip. Use "
+                "nn.GroupNorm or nn.LayerNorm, or call model.eval() to normalise with the "
+                "running statistics")
+        if isinstance(module, _InstanceNorm) and module.training and module.track_running_stats:
+            raise ValueError(
+                f"{where} ({name}) updates running statistics in training mode, "
+                "which per-example gradients (torch.func) cannot do; use "
+                "track_running_stats=False or call model.eval()")
+        if isinstance(module, _DropoutNd) and module.training and module.p > 0:
+            raise ValueError(
+                f"{where} ({name}) is in training mode with p={module.p}: it draws random "
+                "masks, which the per-example gradients (torch.func) do not support; call "
+                "model.eval() (no dropout) or use p=0")
+
+
+def _sequence(model: nn.Module, prefix: str = "") -> list[tuple[str, nn.Module]]:
+    """The leaf modules of nested Sequentials with their name prefixes.
+
+    Raises :class:`_Refused` unless every container is a Sequential that runs
+    its children with nn.Sequential's own code and every leaf is exactly one of
+    :data:`_LEAVES` (a subclass may compute something else).
+    """
+    where, cls = _where(prefix[:-1]), type(model)
+    if "forward" in vars(model):
+        raise _Refused(f"{where} has a forward of its own, set on the instance")
     if isinstance(model, nn.Sequential):
+        changed = [name for name in _SEQUENTIAL_CODE
+                   if getattr(cls, name) is not getattr(nn.Sequential, name)]
+        if changed:
+            raise _Refused(f"{where} ({cls.__qualname__}) is a subclass of nn.Sequential "
+                           f"with its own {', '.join(changed)}, which the 'layers' method "
+                           "would not run")
         out: list[tuple[str, nn.Module]] = []
         for name, child in model.named_children():
-            sub = _sequence(child, f"{prefix}{name}.")
-            if sub is None:
-                return None
-            out += sub
+            out += _sequence(child, f"{prefix}{name}.")
         return out
-    if isinstance(model, (nn.Linear, nn.Conv2d, *_PARAMETER_FREE)):
+    if cls in _LEAVES:
+        if any(True for _ in model.children()):
+            raise _Refused(f"{where} ({_class_name(model)}) has submodules")
         return [(prefix, model)]
-    return None
+    if parametrize.is_parametrized(model):
+        raise _Refused(f"{where} is parametrised (e.g. by torch.nn.utils.parametrizations."
+                       "weight_norm): its weight is computed from other parameters")
+    base = next((leaf for leaf in _LEAVES if isinstance(model, leaf)), None)
+    if base is not None:
+        raise _Refused(f"{where} ({cls.__qualname__}) is a subclass of nn.{base.__name__}; "
+                       "the 'layers' method knows only the exact class (a subclass may "
+                       "change forward)")
+    raise _Refused(f"{where} ({_class_name(model)}) is not one of the layers the 'layers' "
+                   "method computes (nn.Linear, nn.Conv2d and the parameter-free "
+                   f"{', '.join(leaf.__name__ for leaf in _PARAMETER_FREE)}, in nested "
+                   "nn.Sequential containers)")
 
 
-def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]) -> list[_Layer] | None:
-    """The ``"layers"`` plan of ``model``, or None when that path cannot run it."""
+def _layer_leaves(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The leaves of :func:`_sequence` once the whole model is checked to compute
+    nothing the ``"layers"`` path would skip; raises :class:`_Refused` otherwise."""
+    seen: dict[int, str] = {}
+    for path, module in model.named_modules(remove_duplicate=False):
+        if id(module) in seen:
+            raise _Refused(f"{_where(path)} is the same module object as "
+                           f"{_where(seen[id(module)])} (one module used twice)")
+        seen[id(module)] = path
+    seen = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if id(param) in seen:
+            raise _Refused(f"parameter {name!r} is the same tensor as {seen[id(param)]!r} "
+                           "(tied weights)")
+        seen[id(param)] = name
+    if any(getattr(nn.modules.module, hooks, None) for hooks in _GLOBAL_HOOKS):
+        raise _Refused("module hooks are registered globally (e.g. by "
+                       "register_module_forward_hook); the 'layers' method would not run them")
+    for path, module in model.named_modules():
+        if any(getattr(module, hooks, None) for hooks in _HOOKS):
+            raise _Refused(f"{_where(path)} has hooks (as torch.nn.utils.weight_norm and "
+                           "spectral_norm install); the 'layers' method would not run them")
+    buffer = next(iter(model.named_buffers()), None)
+    if buffer is not None:
+        raise _Refused(f"the model has buffers ({buffer[0]!r})")
     leaves = _sequence(model)
-    if leaves is None or any(True for _ in model.buffers()):
-        return None
+    for prefix, module in leaves:
+        names = {name for name, _ in module.named_parameters()}
+        if isinstance(module, (nn.Linear, nn.Conv2d)):
+            own = {"weight"} | ({"bias"} if module.bias is not None else set())
+            if names != own or not isinstance(module.weight, nn.Parameter):
+                raise _Refused(f"{_where(prefix[:-1])} has parameters {sorted(names)}, not "
+                               "just its own weight and bias")
+        elif names:
+            raise _Refused(f"{_where(prefix[:-1])} ({_class_name(module)}) holds parameters "
+                           f"{sorted(names)}; the 'layers' method takes it as parameter-free")
+    return leaves
+
+
+def _input_error(model: nn.Module, example_shape: tuple[int, ...], err: Exception
+                 ) -> ValueError:
+    """The error for examples the model cannot take, naming their shape and, where the
+    first registered layer tells, what the model expects."""
+    expected = ""
+    for path, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            takes = f"{module.in_features} features per example (after any flattening)"
+        elif isinstance(module, nn.modules.conv._ConvNd):
+            takes = f"examples with {module.in_channels} input channels"
+        elif isinstance(module, nn.Embedding):
+            takes = (f"integer ids in [0, {module.num_embeddings}); x is cast to the "
+                     "parameters' dtype, so a model that embeds ids must turn them back into "
+                     "integers itself with .long(), as fedlib.nn.models.ImdbLSTM does")
+        else:
+            continue
+        layer = f"its first registered layer {path!r}" if path else "the model"
+        expected = f"; {layer} ({_class_name(module)}) takes {takes}"
+        break
+    return ValueError(
+        f"x holds examples of shape {example_shape} (x is (M, n, *example_shape)), which the "
+        f"model cannot take{expected}. Give x examples of the shape and kind the model "
+        f"expects ({type(err).__name__}: {err})")
+
+
+def _plan(model: nn.Module, example_shape: tuple[int, ...]) -> tuple[list[_Layer], int]:
+    """The ``"layers"`` plan of ``model`` and the number of logits it returns.
+
+    Raises :class:`_Refused` when that path cannot run the model, and ValueError
+    when the model cannot take examples of this shape at all.
+    """
+    leaves = _layer_leaves(model)
     plan: list[_Layer] = []
     h = torch.zeros((2, *example_shape))
     for prefix, module in leaves:
+        where = f"{_where(prefix[:-1])} ({_class_name(module)})"
         with torch.no_grad():
             params = {k: torch.zeros(v.shape) for k, v in module.named_parameters()}
             try:
                 out = functional_call(module, params, (h,))
-            except RuntimeError:
-                return None
+            except (RuntimeError, ValueError, IndexError) as err:
+                raise _input_error(model, example_shape, err) from err
         if not isinstance(out, Tensor):
-            return None
+            raise _Refused(f"{where} returns a {type(out).__name__}, not a tensor")
         if isinstance(module, nn.Linear):
             if h.dim() != 2:
-                return None
+                raise _Refused(f"{where} gets inputs of shape {tuple(h.shape[1:])} per "
+                               "example, not one flat vector")
             plan.append(_Layer("linear", module, f"{prefix}weight",
                                f"{prefix}bias" if module.bias is not None else None))
         elif isinstance(module, nn.Conv2d):
-            if (h.dim() != 4 or module.groups != 1 or module.padding_mode != "zeros"
-                    or isinstance(module.padding, str) and module.padding != "valid"):
-                return None
+            if h.dim() != 4:
+                raise _Refused(f"{where} gets inputs of shape {tuple(h.shape[1:])} per "
+                               "example, not (C, H, W)")
+            if module.groups != 1:
+                raise _Refused(f"{where} has groups={module.groups}; only groups=1 is computed")
+            if module.padding_mode != "zeros":
+                raise _Refused(f"{where} has padding_mode={module.padding_mode!r}; only "
+                               "'zeros' is computed")
+            if isinstance(module.padding, str) and module.padding != "valid":
+                raise _Refused(f"{where} has padding={module.padding!r}; only numbers and "
+                               "'valid' are computed")
             padding = (0, 0) if isinstance(module.padding, str) else tuple(module.padding)
             (kh, kw), (sh, sw) = module.kernel_size, module.stride
             phased = (any(layer.kind != "apply" for layer in plan)  # needs an input gradient
@@ -251,12 +433,28 @@ def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]) -> list[_Layer
                                f"{prefix}bias" if module.bias is not None else None, geometry))
         else:
             if isinstance(module, nn.Flatten) and module.start_dim not in (1, -h.dim() + 1):
-                return None
+                raise _Refused(f"{where} flattens from dimension {module.start_dim}; only "
+                               "start_dim=1 (examples kept apart) is computed")
             plan.append(_Layer("apply", module))
         h = out
-    if not any(layer.kind != "apply" for layer in plan) or h.dim() != 2:
+    if not any(layer.kind != "apply" for layer in plan):
+        raise _Refused("the model has no nn.Linear or nn.Conv2d layer")
+    computed = {name for layer in plan for name in (layer.weight, layer.bias) if name}
+    missing = [name for name, _ in model.named_parameters() if name not in computed]
+    if missing:
+        raise _Refused(f"parameters {missing} belong to no layer the 'layers' method computes")
+    if h.dim() != 2:
+        raise _Refused(f"the model returns shape {tuple(h.shape[1:])} per example, not a "
+                       "vector of logits")
+    return plan, h.shape[1]
+
+
+def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]) -> list[_Layer] | None:
+    """The ``"layers"`` plan of ``model``, or None when that path cannot run it."""
+    try:
+        return _plan(model, example_shape)[0]
+    except _Refused:
         return None
-    return plan
 
 
 class _Workspace:
@@ -390,7 +588,8 @@ def _apply_forward(module: nn.Module, h: Tensor, ws: _Workspace, key: object,
         return module(h), (h,)
     with torch.enable_grad():
         leaf = h.detach().requires_grad_(True)
-        out = module(leaf)
+        # A module with inplace=True may not overwrite a leaf that requires grad.
+        out = module(leaf.clone() if getattr(module, "inplace", False) else leaf)
     return out.detach(), (leaf, out)
 
 
@@ -460,29 +659,25 @@ def _layers_prepare(plan: list[_Layer], xb: Tensor, ws: _Workspace, key: object
     raise AssertionError("a plan has a parameterised layer")
 
 
-def _layers_clipped_sum(
-    plan: list[_Layer],
-    params: Mapping[str, Tensor],
-    grads: Mapping[str, Tensor],
-    prepared: _Prepared,
-    yb: Tensor,
-    clip: float,
-    ws: _Workspace,
-) -> None:
-    """Sum of clipped per-example gradients of all M clients, written into ``grads``.
+_Tape = list[tuple[int, _Layer, tuple[Tensor, ...]]]
+"""What the forward pass keeps for the backward: (plan index, layer, saved tensors)."""
 
-    ``prepared`` comes from :func:`_layers_prepare` and ``yb`` is (M, B); the flat
-    example index is m*B + b. Feature maps are kept channels last (convolutions
-    are matrix products over channels-last patches; max-pooling is fastest so).
-    The backward pass is written out layer by layer, into reused buffers.
+_Records = list[tuple[_Layer, Tensor, Tensor]]
+"""Per parameterised layer, in plan order: (layer, its input or input patches, the
+gradient with respect to its output)."""
+
+
+def _layers_forward(plan: list[_Layer], params: Mapping[str, Tensor], prepared: _Prepared,
+                    n_clients: int, n_batch: int, ws: _Workspace) -> tuple[Tensor, _Tape]:
+    """The logits (n, classes) of all examples, and what the backward pass needs.
+
+    Parameterised layers record (input or input patches, output); parameter-free
+    ones what their backward needs.
     """
-    n_clients, n_batch = yb.shape
     n = n_clients * n_batch
     h = prepared.h
-    first = next(i for i, layer in enumerate(plan) if layer.kind != "apply")
-    # Forward. Parameterised layers record (layer, input or input patches, output);
-    # parameter-free ones what their backward needs.
-    tape: list[tuple[int, _Layer, tuple[Tensor, ...]]] = []
+    first = _first_parameterised(plan)
+    tape: _Tape = []
     for i in range(first, len(plan)):
         layer = plan[i]
         if layer.kind == "apply":
@@ -492,7 +687,7 @@ def _layers_clipped_sum(
                                       overwrite=plan[i - 1].kind != "apply")
             tape.append((i, layer, saved))
             continue
-        weight = params[layer.weight]
+        weight = params[layer.weight]  # type: ignore[index]
         bias = params[layer.bias].unsqueeze(1) if layer.bias is not None else None
         if layer.kind == "linear":
             a = h.reshape(n_clients, n_batch, -1)
@@ -508,19 +703,30 @@ def _layers_clipped_sum(
             _, ho, wo = geo.out_shape
             h = z.view(n, ho, wo, -1).permute(0, 3, 1, 2)  # (n, O, Ho, Wo) channels last
         tape.append((i, layer, (a, z)))
+    return h, tape
 
-    # d(sum of per-example cross-entropies)/d logits = softmax - onehot, per example.
-    grad = torch.softmax(h, dim=1)
+
+def _loss_grad(logits: Tensor, yb: Tensor) -> Tensor:
+    """d(sum of per-example cross-entropies)/d logits = softmax - onehot, per example."""
+    n = logits.shape[0]
+    grad = torch.softmax(logits, dim=1)
     grad[torch.arange(n), yb.reshape(n)] -= 1.0
+    return grad
 
-    # Backward, by hand: the gradient with respect to every layer's output.
-    records: list[tuple[_Layer, Tensor, Tensor]] = []  # (layer, input or patches, d output)
+
+def _layers_backward(plan: list[_Layer], params: Mapping[str, Tensor], tape: _Tape,
+                     grad: Tensor, ws: _Workspace) -> _Records:
+    """The backward pass, by hand: the gradient with respect to every layer's output,
+    from ``grad``, the gradient with respect to the logits."""
+    first = _first_parameterised(plan)
+    n = grad.shape[0]
+    records: _Records = []
     for i, layer, saved in reversed(tape):
         if layer.kind == "apply":
             grad = _apply_backward(layer.module, saved, grad, ws, i)
             continue
         a, z = saved
-        weight = params[layer.weight]
+        weight = params[layer.weight]  # type: ignore[index]
         if layer.kind == "linear":
             grad_z = grad.reshape(z.shape)  # (M, B, O)
             if i != first:
@@ -533,69 +739,154 @@ def _layers_clipped_sum(
                 grad = _conv_input_grad(grad_z, weight, geo, ws, i)
         records.append((layer, a if layer.kind == "conv" else a.reshape(n, -1), grad_z))
     records.reverse()
+    return records
 
-    # Per-example squared norms, layer by layer, without materialising linear gradients.
-    sq_norm = torch.zeros(n, dtype=h.dtype, device=h.device)
-    per_example: list[tuple[Tensor, Tensor | None] | None] = []
+
+def _trained(layer: _Layer, grads: Mapping[str, Tensor]) -> tuple[bool, bool]:
+    """Whether the weight and the bias of ``layer`` are trained (frozen ones are not)."""
+    return layer.weight in grads, layer.bias is not None and layer.bias in grads
+
+
+def _per_example_sq_norms(records: _Records, prepared: _Prepared, grads: Mapping[str, Tensor],
+                          like: Tensor, ws: _Workspace
+                          ) -> tuple[Tensor, list[tuple[Tensor | None, Tensor | None] | None]]:
+    """Squared norms (n,) of the per-example gradients over all trained parameters, layer
+    by layer, without materialising linear gradients; and the per-example convolution
+    gradients (filters (n, K, O), bias (n, O)) that the clipped sums reuse."""
+    n = like.shape[0]
+    sq_norm = torch.zeros(n, dtype=like.dtype, device=like.device)
+    per_example: list[tuple[Tensor | None, Tensor | None] | None] = []
     for j, (layer, a, g) in enumerate(records):
+        train_weight, train_bias = _trained(layer, grads)
         if layer.kind == "linear":
-            g_sq = g.reshape(n, -1).square().sum(1)
-            a_sq = prepared.sq_norms if j == 0 else a.square().sum(1)
-            sq_norm += g_sq * (a_sq + 1.0) if layer.bias is not None else g_sq * a_sq
+            if train_weight or train_bias:
+                g_sq = g.reshape(n, -1).square().sum(1)
+                if not train_weight:
+                    sq_norm += g_sq
+                else:
+                    a_sq = prepared.sq_norms if j == 0 else a.square().sum(1)
+                    sq_norm += g_sq * (a_sq + 1.0) if train_bias else g_sq * a_sq
             per_example.append(None)
         else:
             geo = layer.geometry
             assert geo is not None
             g_ex = g.reshape(n, geo.n_positions, -1)  # (n, T, O)
-            pw = ws.get(("per-example", j), (n, geo.patch_size, g_ex.shape[2]), g_ex)
-            torch.bmm(a.transpose(1, 2), g_ex, out=pw)  # (n, K, O), the stored filter layout
-            sq_norm += torch.linalg.vector_norm(pw.view(n, -1), dim=1).square_()
+            pw = None
+            if train_weight:
+                pw = ws.get(("per-example", j), (n, geo.patch_size, g_ex.shape[2]), g_ex)
+                torch.bmm(a.transpose(1, 2), g_ex, out=pw)  # (n, K, O), the stored layout
+                sq_norm += torch.linalg.vector_norm(pw.view(n, -1), dim=1).square_()
             pb = None
-            if layer.bias is not None:
+            if train_bias:
                 pb = g_ex.sum(1)
                 sq_norm += pb.square().sum(1)
             per_example.append((pw, pb))
+    return sq_norm, per_example
 
-    factor = (clip / (sq_norm.sqrt_() + CLIP_EPSILON)).clamp_(max=1.0)
+
+def _clipped_sums(records: _Records,
+                  per_example: list[tuple[Tensor | None, Tensor | None] | None],
+                  factor: Tensor, grads: Mapping[str, Tensor], n_clients: int, n_batch: int,
+                  ws: _Workspace) -> None:
+    """Sums over each client's examples of the gradients weighted by their clipping
+    factors (n,), written into ``grads`` (trained parameters only)."""
     w_mb = factor.view(n_clients, n_batch)
     for (layer, a, g), pe in zip(records, per_example, strict=True):
+        train_weight, train_bias = _trained(layer, grads)
         if layer.kind == "linear":
+            if not (train_weight or train_bias):
+                continue
             gw = g.view(n_clients, n_batch, -1) * w_mb.unsqueeze(2)  # (M, B, O)
-            # Into a contiguous buffer, then copied: a batched product writing straight
-            # into the strided (M, O, I) view of the flat gradient is several times slower.
-            gw_sum = ws.get(("clipped-sum", layer.weight), tuple(grads[layer.weight].shape), gw)
-            torch.bmm(gw.transpose(1, 2), a.reshape(n_clients, n_batch, -1), out=gw_sum)
-            grads[layer.weight].copy_(gw_sum)
-            if layer.bias is not None:
-                torch.sum(gw, 1, out=grads[layer.bias])
+            if train_weight:
+                # Into a contiguous buffer, then copied: a batched product writing
+                # straight into the strided (M, O, I) view of the flat gradient is
+                # several times slower.
+                out = grads[layer.weight]  # type: ignore[index]
+                gw_sum = ws.get(("clipped-sum", layer.weight), tuple(out.shape), gw)
+                torch.bmm(gw.transpose(1, 2), a.reshape(n_clients, n_batch, -1), out=gw_sum)
+                out.copy_(gw_sum)
+            if train_bias:
+                torch.sum(gw, 1, out=grads[layer.bias])  # type: ignore[index]
         else:
-            geo = layer.geometry
-            assert geo is not None
             pw, pb = pe  # type: ignore[misc]
             w_row = w_mb.unsqueeze(1)  # (M, 1, B)
-            pw_sum = ws.get(("clipped-sum", layer.weight), (n_clients, 1, pw[0].numel()), pw)
-            torch.bmm(w_row, pw.view(n_clients, n_batch, -1), out=pw_sum)
-            grads[layer.weight].view(n_clients, 1, -1).copy_(pw_sum)
+            if pw is not None:
+                pw_sum = ws.get(("clipped-sum", layer.weight), (n_clients, 1, pw[0].numel()),
+                                pw)
+                torch.bmm(w_row, pw.view(n_clients, n_batch, -1), out=pw_sum)
+                grads[layer.weight].view(n_clients, 1, -1).copy_(pw_sum)  # type: ignore[index]
             if pb is not None:
                 torch.bmm(w_row, pb.view(n_clients, n_batch, -1),
-                          out=grads[layer.bias].unsqueeze(1))
+                          out=grads[layer.bias].unsqueeze(1))  # type: ignore[index]
+
+
+def _first_parameterised(plan: list[_Layer]) -> int:
+    """Index of the first Linear or Conv2d layer of a plan."""
+    return next(i for i, layer in enumerate(plan) if layer.kind != "apply")
+
+
+def _layers_clipped_sum(
+    plan: list[_Layer],
+    params: Mapping[str, Tensor],
+    grads: Mapping[str, Tensor],
+    prepared: _Prepared,
+    yb: Tensor,
+    clip: float,
+    ws: _Workspace,
+) -> None:
+    """Sum of clipped per-example gradients of all M clients, written into ``grads``.
+
+    ``params`` holds every parameter (the forward and backward passes need frozen
+    ones too), ``grads`` the trained ones only. ``prepared`` comes from
+    :func:`_layers_prepare` and ``yb`` is (M, B); the flat example index is
+    m*B + b. Feature maps are kept channels last (convolutions are matrix
+    products over channels-last patches; max-pooling is fastest so). The backward
+    pass is written out layer by layer, into reused buffers.
+    """
+    n_clients, n_batch = yb.shape
+    logits, tape = _layers_forward(plan, params, prepared, n_clients, n_batch, ws)
+    records = _layers_backward(plan, params, tape, _loss_grad(logits, yb), ws)
+    sq_norm, per_example = _per_example_sq_norms(records, prepared, grads, logits, ws)
+    factor = (clip / (sq_norm.sqrt_() + CLIP_EPSILON)).clamp_(max=1.0)
+    _clipped_sums(records, per_example, factor, grads, n_clients, n_batch, ws)
 
 
 def _func_clipped_sum(
     model: nn.Module,
     params: Mapping[str, Tensor],
+    frozen: Mapping[str, Tensor],
     grads: Mapping[str, Tensor],
     xb: Tensor,
     yb: Tensor,
     clip: float,
 ) -> None:
-    """``torch.func`` version of :func:`_layers_clipped_sum`; ``xb`` is (M, B, ...)."""
+    """``torch.func`` version of :func:`_layers_clipped_sum`; ``xb`` is (M, B, ...).
 
-    def loss(p: dict[str, Tensor], xi: Tensor, yi: Tensor) -> Tensor:
-        out = functional_call(model, p, (xi.unsqueeze(0),))
+    Gradients are taken with respect to ``params`` (the trained parameters) only;
+    ``frozen`` holds the others, (M, *shape) like ``params``.
+    """
+
+    def loss(p: dict[str, Tensor], q: dict[str, Tensor], xi: Tensor, yi: Tensor) -> Tensor:
+        out = functional_call(model, {**p, **q}, (xi.unsqueeze(0),))
         return F.cross_entropy(out, yi.unsqueeze(0))
 
-    per_example = vmap(vmap(grad(loss), in_dims=(None, 0, 0)))(dict(params), xb, yb)
+    with _entries_kept(model):
+        try:
+            per_example = vmap(vmap(grad(loss), in_dims=(None, None, 0, 0)))(
+                dict(params), dict(frozen), xb, yb)
+        except RuntimeError as err:
+            recurrent = [(path, module) for path, module in model.named_modules()
+                         if isinstance(module, _RECURRENT)]
+            if not recurrent:
+                raise
+            path, module = recurrent[0]
+            raise ValueError(
+                f"{_where(path)} ({_class_name(module)}) does not run under the per-example "
+                "vmap of torch.func as the model calls it: a hidden state that torch's "
+                "recurrent layers create themselves is not per example there. Pass them an "
+                "initial state computed from their input (e.g. torch.zeros_like of a slice "
+                "of it), or write the recurrence with plain tensor operations, as "
+                f"fedlib.nn.models.ImdbLSTM does ({err})") from err
     sq_norm = sum(g.flatten(2).square().sum(2) for g in per_example.values())
     factor = (clip / (sq_norm.sqrt() + CLIP_EPSILON)).clamp(max=1.0)  # (M, B)
     for name, g in per_example.items():
@@ -631,8 +922,10 @@ def _stack_start(
     start: Mapping[str, Tensor] | None,
     n_clients: int,
     filters: set[str],
-) -> tuple[list[str], list[torch.Size], Tensor]:
-    """Names, stored shapes and the flat (M, P) copy of the starting parameters.
+) -> tuple[list[str], list[torch.Size], Tensor, dict[str, Tensor]]:
+    """Names, stored shapes and the flat (M, P) copy of the starting values of the
+    trained parameters, and the frozen ones (``requires_grad=False``), each as its own
+    (M, *stored shape) copy in the flat copy's dtype.
 
     Convolution filters named in ``filters`` are stored as (kh, kw, C, O).
     """
@@ -641,11 +934,12 @@ def _stack_start(
         start = {k: v.detach() for k, v in named.items()}
     if set(start) != set(named):
         raise ValueError(f"start has parameters {sorted(start)}, the model {sorted(named)}")
-    names = list(named)
+    names = []
     shapes = []
     columns = []
-    for name in names:
-        shape, value = named[name].shape, start[name].detach()
+    frozen = {}
+    for name, param in named.items():
+        shape, value = param.shape, start[name].detach()
         if value.shape == shape:
             value = value.unsqueeze(0).expand(n_clients, *shape)
         elif value.shape != (n_clients, *shape):
@@ -653,9 +947,20 @@ def _stack_start(
                              f"{tuple(shape)} (shared) or {(n_clients, *shape)} (per client)")
         if name in filters:
             value = value.permute(0, 3, 4, 2, 1)
+        if not param.requires_grad:
+            frozen[name] = value
+            continue
+        names.append(name)
         shapes.append(value.shape[1:])
         columns.append(value.reshape(n_clients, -1))
-    return names, shapes, torch.cat(columns, dim=1).contiguous()
+    if not columns:
+        raise ValueError("every parameter of the model has requires_grad=False, so DP-SGD "
+                         "has nothing to train; set requires_grad=True on the parameters it "
+                         "should update")
+    theta = torch.cat(columns, dim=1).contiguous()
+    frozen = {k: v.to(dtype=theta.dtype, device=theta.device).clone(
+        memory_format=torch.contiguous_format) for k, v in frozen.items()}
+    return names, shapes, theta, frozen
 
 
 def _views(flat: Tensor, names: list[str], shapes: list[torch.Size]) -> dict[str, Tensor]:
@@ -671,6 +976,141 @@ def _module_layout(tensors: dict[str, Tensor], filters: set[str]) -> dict[str, T
     """Stored (M, kh, kw, C, O) filters back to torch's (M, O, C, kh, kw)."""
     return {k: v.permute(0, 4, 3, 1, 2).contiguous() if k in filters else v
             for k, v in tensors.items()}
+
+
+def _is_integer(dtype: torch.dtype) -> bool:
+    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+
+def _check_data(x: Tensor, y: Tensor, batches: Tensor) -> tuple[int, int, int]:
+    """M, tau and B, once ``x``, ``y`` and ``batches`` are checked to fit together."""
+    if not isinstance(batches, Tensor) or batches.dim() != 3:
+        shape = tuple(batches.shape) if isinstance(batches, Tensor) else type(batches).__name__
+        raise ValueError(f"batches must be an integer tensor (M, tau, B) of example indices "
+                         f"(see draw_batches), got shape {shape}")
+    if not _is_integer(batches.dtype):
+        raise ValueError(f"batches must hold integer example indices (int64, as draw_batches "
+                         f"returns), got dtype {batches.dtype}")
+    n_clients, steps, batch_size = batches.shape
+    if n_clients < 1:
+        raise ValueError(f"batches has shape {tuple(batches.shape)}, no clients: give at "
+                         "least one client (M >= 1)")
+    if batch_size < 1:
+        raise ValueError(f"batches has shape {tuple(batches.shape)}, a batch size B of 0: "
+                         "every step needs at least one example (B >= 1)")
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise ValueError("x and y must be tensors")
+    if x.dim() < 2 or x.shape[0] != n_clients or y.dim() != 2 or y.shape != x.shape[:2]:
+        raise ValueError(f"x {tuple(x.shape)} and y {tuple(y.shape)} must be (M, n, ...) and "
+                         f"(M, n) with M = {n_clients} clients as in batches")
+    if x.dtype.is_complex:
+        raise ValueError(f"x must hold real numbers (floating, or integers such as word ids, "
+                         f"cast to the parameters' dtype), got dtype {x.dtype}")
+    if not _is_integer(y.dtype):
+        raise ValueError(f"y must hold integer class labels (int64), got dtype {y.dtype}; "
+                         "convert whole-number labels with y.long()")
+    return n_clients, steps, batch_size
+
+
+def _number(value: object) -> float:
+    """``value`` as a float; NaN when it is not a single number (no check passes NaN)."""
+    if isinstance(value, (str, bytes, bool)):
+        return math.nan
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RuntimeError):
+        return math.nan
+
+
+def _check_step(lr: float, clip: float) -> None:
+    """``lr`` finite and > 0, ``clip`` > 0 (infinite: no clipping, checked with the noise)."""
+    if not (math.isfinite(_number(lr)) and _number(lr) > 0):
+        raise ValueError(f"lr must be a finite number > 0 (the SGD step size), got {lr!r}")
+    if not _number(clip) > 0:
+        raise ValueError(f"clip must be a number > 0 (the L2 bound C on each example's "
+                         f"gradient), got {clip!r}")
+
+
+def _check_range(values: Tensor, stop: int, message: str) -> None:
+    """Every entry of the integer tensor ``values`` in [0, stop), with one min/max
+    reduction; else a ValueError of ``message`` (formatted with low, high, stop and
+    last = stop - 1)."""
+    if values.numel() == 0:
+        return
+    low, high = (int(v) for v in torch.aminmax(values))
+    if low < 0 or high >= stop:
+        raise ValueError(message.format(low=low, high=high, stop=stop, last=stop - 1))
+
+
+def _noise_multipliers(values: Tensor | float, n_clients: int, clip: float,
+                       dtype: torch.dtype, device: torch.device) -> Tensor:
+    """The (M,) noise multipliers, checked (finite, >= 0, and a finite clip with noise)."""
+    nm = torch.as_tensor(values, dtype=dtype, device=device)
+    if nm.dim() > 1 or nm.numel() not in (1, n_clients):
+        raise ValueError(f"noise_multipliers must be one number or one per client "
+                         f"({n_clients},), got shape {tuple(nm.shape)}")
+    nm = nm.expand(n_clients)
+    if bool((nm < 0).any()) or not bool(torch.isfinite(nm).all()):
+        raise ValueError(f"noise_multipliers must be finite and >= 0 (0: no noise), got "
+                         f"{nm.tolist()}")
+    if not math.isfinite(_number(clip)) and bool((nm > 0).any()):
+        raise ValueError(f"clip must be finite when a noise multiplier is > 0 (the noise "
+                         f"std is nm * clip), got clip={clip!r}; give a finite clip, or zero "
+                         "noise multipliers for noise-free steps without clipping")
+    return nm
+
+
+@contextlib.contextmanager
+def _entries_kept(model: nn.Module) -> Iterator[None]:
+    """Put every module's parameter and buffer entries back on exit.
+
+    ``functional_call`` swaps tensors into a model and back; a module that occurs
+    twice in the model is swapped twice and restored once, and would be left
+    holding the tensors it was called with (from inside ``vmap``, tensors that
+    fail any later use).
+    """
+    saved = [(module, dict(module._parameters), dict(module._buffers))
+             for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, parameters, buffers in saved:
+            module._parameters.update(parameters)
+            module._buffers.update(buffers)
+
+
+def _output_width(model: nn.Module, values: dict[str, Tensor], x: Tensor) -> int:
+    """The number of logits the model returns, from examples of ``x`` with the
+    parameter ``values``; also checks that the logits of an example do not depend
+    on the other examples of its batch (buffers are copied: the model is not
+    modified)."""
+    rows = x.reshape(-1, *x.shape[2:])[:2]
+    batches = [rows[:1], rows[1:], rows] if len(rows) > 1 else [rows]
+    buffers = {k: v.clone() for k, v in model.named_buffers()}
+    try:
+        with torch.no_grad(), _entries_kept(model):
+            outs = [functional_call(model, (values, buffers), (batch,)) for batch in batches]
+    except (RuntimeError, ValueError, IndexError, TypeError) as err:
+        raise _input_error(model, tuple(x.shape[2:]), err) from err
+    for batch, out in zip(batches, outs, strict=True):
+        if not isinstance(out, Tensor) or out.dim() != 2 or out.shape[0] != len(batch):
+            shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+            raise ValueError(f"the model must return logits (batch, classes); for a batch of "
+                             f"{len(batch)} example(s) it returned {shape}")
+    if len(outs) == 3:
+        alone, both = torch.cat(outs[:2]), outs[2]
+        # Far above rounding (batched and single products may round differently),
+        # far below what mixing examples does.
+        rtol = max(1e-4, 50 * torch.finfo(alone.dtype).eps)
+        scale = float(alone.abs().max())
+        if not torch.allclose(both, alone, rtol=rtol, atol=1e-2 * rtol * (1.0 + scale)):
+            raise ValueError(
+                "the model's logits for an example depend on the other examples of its "
+                "batch (a batch of two gives other logits than each example alone), so "
+                "there is no per-example gradient to clip (e.g. an nn.LSTM with "
+                "batch_first=False given batch-first examples, or a module mixing the "
+                "batch). Make the model treat every example on its own")
+    return outs[0].shape[1]
 
 
 def local_dpsgd(
@@ -694,7 +1134,9 @@ def local_dpsgd(
     ----------
     model
         The architecture; its own parameters are only used when ``start`` is None
-        and are never modified.
+        and are never modified. Parameters with ``requires_grad=False`` stay at
+        their starting values, outside the clipping norm and the noise (as in
+        Opacus).
     start
         Starting parameters by name: each either of the parameter's shape (all
         clients start there) or stacked (M, *shape) (one start per client).
@@ -702,15 +1144,17 @@ def local_dpsgd(
     x
         Client data (M, n, *example_shape), cast to the parameters' dtype.
     y
-        Integer class labels (M, n).
+        Integer class labels (M, n), each in [0, number of logits of the model).
     batches
-        int64 (M, tau, B): the examples of each step (see :func:`draw_batches`).
+        Integer (M, tau, B), B >= 1, M >= 1: the examples of each step, indices in
+        [0, n) (see :func:`draw_batches`). tau = 0 returns zero deltas.
     lr
-        Learning rate.
+        Learning rate, finite and > 0.
     clip
-        C, the L2 bound on each example's gradient over all parameters jointly.
+        C > 0, the L2 bound on each example's gradient over all parameters jointly;
+        infinite (no clipping) only without noise.
     noise_multipliers
-        nm_m per client (M,) or one for all; 0 means no noise.
+        nm_m >= 0 per client (M,) or one for all; 0 means no noise.
     generator
         Source of the Gaussian noise (the default generator when None).
     return_params
@@ -727,37 +1171,58 @@ def local_dpsgd(
     dict[str, Tensor] or tuple of two
         The deltas x_start - x_end by parameter name, each (M, *shape); with
         ``return_params`` also the final parameters in the same form.
+
+    Raises
+    ------
+    ValueError
+        For arguments that do not fit together or are out of range, for
+        ``method="layers"`` on a model that path does not compute exactly (the
+        message says why), and for modules that neither method runs correctly
+        (see :func:`_check_model`).
     """
-    if batches.dim() != 3:
-        raise ValueError(f"batches must be (M, tau, B), got shape {tuple(batches.shape)}")
-    n_clients, steps, batch_size = batches.shape
-    if x.shape[0] != n_clients or y.shape[:2] != x.shape[:2] or y.dim() != 2:
-        raise ValueError(f"x {tuple(x.shape)} and y {tuple(y.shape)} must be (M, n, ...) and "
-                         f"(M, n) with M = {n_clients} clients as in batches")
-    if not clip > 0:
-        raise ValueError(f"clip must be positive, got {clip}")
-    plan = None
-    if method in ("auto", "layers"):
-        plan = _layer_plan(model, tuple(x.shape[2:]))
-        if plan is None and method == "layers":
-            raise ValueError("the 'layers' method needs a flat Sequential of Linear, Conv2d "
-                             "and parameter-free per-example modules; use method='func'")
-    elif method != "func":
+    n_clients, steps, batch_size = _check_data(x, y, batches)
+    n_examples = x.shape[1]
+    _check_step(lr, clip)
+    if method not in ("auto", "layers", "func"):
         raise ValueError(f"method must be 'auto', 'layers' or 'func', got {method!r}")
+    _check_model(model)
+    batches = batches.to(dtype=torch.long)
+    _check_range(batches, n_examples,
+                 "batches holds example indices from {low} to {high}, but each client has "
+                 "n = {stop} examples (x.shape[1]): every index must be in [0, {stop}) "
+                 "(draw_batches(M, n, tau, B) draws such batches); an index outside "
+                 "would read another client's example")
+    plan, n_classes = None, None
+    if method != "func":
+        try:
+            plan, n_classes = _plan(model, tuple(x.shape[2:]))
+        except _Refused as refusal:
+            if method == "layers":
+                raise ValueError(f"method='layers' cannot run this model exactly: {refusal}. "
+                                 "Use method='func' (any module), or method='auto', which "
+                                 "picks 'func' here") from None
     # The layers path keeps filters as (kh, kw, C, O): its matrix products use them
     # without a copy, and noise and updates do not care about the order.
     filters = {layer.weight for layer in plan or [] if layer.kind == "conv"}
-    names, shapes, theta = _stack_start(model, start, n_clients, filters)  # type: ignore[arg-type]
+    names, shapes, theta, frozen = _stack_start(
+        model, start, n_clients, filters)  # type: ignore[arg-type]
     dtype, device = theta.dtype, theta.device
-    nm = torch.as_tensor(noise_multipliers, dtype=dtype, device=device).expand(n_clients)
-    if bool((nm < 0).any()) or not bool(torch.isfinite(nm).all()):
-        raise ValueError("noise multipliers must be finite and >= 0")
+    nm = _noise_multipliers(noise_multipliers, n_clients, clip, dtype, device)
     x = x.to(dtype=dtype, device=device).contiguous()
     y = y.to(device=device, dtype=torch.long)
-    batches = batches.to(device=device, dtype=torch.long)
+    batches = batches.to(device=device)
 
     start_flat = theta.clone()
     params = _views(theta, names, shapes)
+    if n_classes is None and n_examples > 0:
+        n_classes = _output_width(
+            model, {k: v[0] for k, v in {**params, **frozen}.items()}, x)
+    if n_classes is not None:
+        _check_range(y, n_classes,
+                     "y holds labels from {low} to {high}, but the model returns {stop} "
+                     "logits: every label must be a class index in [0, {stop}); map the "
+                     "labels to 0..{last}, or give the model one output per class")
+    all_params = {**params, **frozen}  # the forward pass needs frozen parameters too
     grad_flat = torch.empty_like(theta)
     grads = _views(grad_flat, names, shapes)
     noise_std = (nm * clip).unsqueeze(1)
@@ -771,8 +1236,8 @@ def local_dpsgd(
             device=generator.device if generator is not None else "cpu")))
 
     ws = _Workspace()
-    x_rows = x.view(n_clients * x.shape[1], -1)
-    offsets = (torch.arange(n_clients, device=device) * x.shape[1])[:, None]
+    x_rows = x.view(n_clients * n_examples, math.prod(x.shape[2:]))
+    offsets = (torch.arange(n_clients, device=device) * n_examples)[:, None]
 
     def produce(t: int) -> tuple[object, Tensor, Tensor | None]:
         """Everything of step t that does not depend on the parameters (buffers
@@ -792,7 +1257,7 @@ def local_dpsgd(
     if prefetch is None:
         prefetch = spare_core()
     pool = _helper_thread() if prefetch and device.type == "cpu" else None
-    pending = pool.submit(produce, 0) if pool is not None else None
+    pending = pool.submit(produce, 0) if pool is not None and steps > 0 else None
     try:
         for t in range(steps):
             if pending is not None:
@@ -801,10 +1266,11 @@ def local_dpsgd(
             else:
                 inputs, yb, noise = produce(t)
             if plan is not None:
-                _layers_clipped_sum(plan, params, grads, inputs, yb, clip,  # type: ignore[arg-type]
-                                    ws)
+                _layers_clipped_sum(plan, all_params, grads, inputs,  # type: ignore[arg-type]
+                                    yb, clip, ws)
             else:
-                _func_clipped_sum(model, params, grads, inputs, yb, clip)  # type: ignore[arg-type]
+                _func_clipped_sum(model, params, frozen, grads, inputs,  # type: ignore[arg-type]
+                                  yb, clip)
             if noise is not None:
                 grad_flat.addcmul_(noise, noise_std)
             theta.add_(grad_flat, alpha=-lr / batch_size)
@@ -814,7 +1280,10 @@ def local_dpsgd(
             with contextlib.suppress(Exception):
                 pending.result()
 
-    delta = _module_layout(_views(start_flat.sub_(theta), names, shapes), filters)
+    trained = _views(start_flat.sub_(theta), names, shapes)
+    order = [name for name, _ in model.named_parameters()]
+    delta = _module_layout({k: trained[k] if k in trained else torch.zeros_like(frozen[k])
+                            for k in order}, filters)
     if return_params:
-        return delta, _module_layout(params, filters)
+        return delta, _module_layout({k: all_params[k] for k in order}, filters)
     return delta

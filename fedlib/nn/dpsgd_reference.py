@@ -10,6 +10,10 @@ engine's stacked form:
 * :func:`plain_local_dpsgd`: the same without Opacus, per-example gradients from
   ``torch.func`` (``vmap`` of ``grad`` over one client's batch), then flat
   clipping, Gaussian noise per parameter and an SGD step.
+
+Parameters with ``requires_grad=False`` are left alone by both, as Opacus does
+it: no per-example gradient, no part in the clipping norm, no noise, no step
+(their deltas are 0).
 """
 
 from __future__ import annotations
@@ -59,7 +63,9 @@ def opacus_local_dpsgd(
     ``GradSampleModule``, and a ``DPOptimizer`` (noise multiplier nm_m,
     ``max_grad_norm`` C, expected batch size B, mean loss reduction) around
     ``torch.optim.SGD(lr)``; each step is zero_grad, mean cross-entropy on the
-    step's batch, backward, step.
+    step's batch, backward, step. Opacus computes per-example gradients, clips
+    and adds noise for the parameters that require gradients only, and SGD
+    skips the others, so frozen parameters keep their starting values.
     """
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer
@@ -105,24 +111,37 @@ def plain_local_dpsgd(
     noise_multipliers: Tensor,
     generator: torch.Generator | None = None,
 ) -> dict[str, Tensor]:
-    """Local DP-SGD client by client in plain torch; same arguments as ``local_dpsgd``."""
+    """Local DP-SGD client by client in plain torch; same arguments as ``local_dpsgd``.
+
+    Per-example gradients are taken with respect to the parameters that require
+    gradients; the others (frozen) enter the forward pass with their starting
+    values and are neither clipped, noised nor stepped.
+    """
     n_clients, steps, batch_size = batches.shape
     nm = torch.as_tensor(noise_multipliers, dtype=torch.float64).expand(n_clients)
+    trained = {name for name, param in model.named_parameters() if param.requires_grad}
 
-    def loss(p: dict[str, Tensor], xi: Tensor, yi: Tensor) -> Tensor:
-        return F.cross_entropy(functional_call(model, p, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+    def loss(p: dict[str, Tensor], fixed: dict[str, Tensor], xi: Tensor, yi: Tensor
+             ) -> Tensor:
+        out = functional_call(model, {**p, **fixed}, (xi.unsqueeze(0),))
+        return F.cross_entropy(out, yi.unsqueeze(0))
 
-    per_example_grads = vmap(grad(loss), in_dims=(None, 0, 0))
+    per_example_grads = vmap(grad(loss), in_dims=(None, None, 0, 0))
+    # functional_call leaves a module that occurs twice in the model holding the
+    # tensors it was called with; the model's own entries are put back at the end.
+    entries = [(module, dict(module._parameters), dict(module._buffers))
+               for module in model.modules()]
     deltas = []
     for m in range(n_clients):
         first = _client_start(model, start, m)
-        params = {k: v.clone() for k, v in first.items()}
-        dtype = next(iter(params.values())).dtype
+        params = {k: v.clone() for k, v in first.items() if k in trained}
+        fixed = {k: v for k, v in first.items() if k not in trained}
+        dtype = next(iter(first.values())).dtype
         xm, ym = x[m].to(dtype), y[m]
         std = float(nm[m]) * clip
         for t in range(steps):
             idx = batches[m, t]
-            grads = per_example_grads(params, xm[idx], ym[idx])
+            grads = per_example_grads(params, fixed, xm[idx], ym[idx])
             norms = torch.sqrt(sum(g.flatten(1).square().sum(1) for g in grads.values()))
             factor = (clip / (norms + CLIP_EPSILON)).clamp(max=1.0)
             for name, g in grads.items():
@@ -130,5 +149,9 @@ def plain_local_dpsgd(
                 if std > 0:
                     step += std * torch.randn(step.shape, generator=generator, dtype=dtype)
                 params[name] -= lr / batch_size * step
-        deltas.append({k: first[k] - params[k] for k in first})
+        deltas.append({k: first[k] - params[k] if k in params else torch.zeros_like(first[k])
+                       for k in first})
+        for module, parameters, buffers in entries:
+            module._parameters.update(parameters)
+            module._buffers.update(buffers)
     return _stack(deltas)
