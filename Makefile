@@ -76,6 +76,7 @@ $(GEN)/status.md: $(EXECUTED) $(STAMP)
 	$(PY) -m fedlib.status $(GEN) --output $@
 
 book: $(GEN)/scorecard.md $(GEN)/status.md
+	@mkdir -p $(GEN)/extra/data
 	$(VENV)/bin/jupyter-book build $(BOOK) --warningiserror --keep-going --quiet
 	@echo "book: $(BOOK)/_build/html/index.html"
 

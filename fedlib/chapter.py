@@ -49,11 +49,58 @@ class Chapter:
         glue_claims_table(f"{self.paper}_claims_table", claims)
 
     def close(self) -> None:
-        """Show the tier and how long the chapter took."""
-        from IPython.display import Markdown, display
+        """Record how long the chapter took, and show the "rerun this chapter" box: the
+        commands, the parameters with their meaning, the run times measured here."""
+        from IPython.display import HTML, display
 
         elapsed = time.perf_counter() - self.started
-        display(Markdown(f"This chapter ran at the `{self.scale}` tier in {elapsed:.0f} s."))
+        times = record_run_time(self.claims_dir.parent / "run_times.json", self.paper,
+                                self.scale, elapsed)
+        display(HTML(rerun_box(self.paper, self.scale, times)))
+
+
+def record_run_time(path: Path, paper_id: str, scale: str, seconds: float) -> dict[str, float]:
+    """Add this run's time to the run-time record beside the claims; return the paper's
+    times by tier."""
+    import json
+
+    from fedlib.paths import atomic_path
+
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        record = {}
+    record.setdefault(paper_id, {})[scale] = round(float(seconds), 1)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
+    return record[paper_id]
+
+
+def rerun_box(paper_id: str, scale: str, times: dict[str, float]) -> str:
+    """HTML of the box that closes a chapter: how to rerun it, its parameters, run times."""
+    from html import escape
+
+    from fedlib.execute import parameter_notes
+    from fedlib.paths import PROJECT_ROOT
+    from fedlib.tiers import SCALES
+
+    notebook = f"notebooks/{paper_id}.py"
+    rows = "".join(
+        f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(default)}</code></td>"
+        f"<td>{escape(meaning)}</td></tr>"
+        for name, default, meaning in parameter_notes(PROJECT_ROOT / notebook))
+    measured = ", ".join(
+        f"{tier}: {times[tier]:.0f} s" + (" (this build)" if tier == scale else "")
+        for tier in SCALES if tier in times)
+    return (
+        '<div class="admonition rerun"><p class="admonition-title">Rerun this chapter</p>'
+        "<p>Everything: <code>make rebuild-all</code> (quick tier) or "
+        "<code>make rebuild-all SCALE=paper</code>. This chapter alone, with your own "
+        f"parameters:</p><pre>.venv/bin/python -m fedlib.execute {notebook} out.ipynb "
+        f"-p scale {escape(scale)} -p seed 0</pre>"
+        '<table class="parameters"><thead><tr><th>parameter</th><th>default</th>'
+        f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<p>Run time measured on the machine that built this page: {measured}.</p></div>")
 
 
 def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: int,
@@ -83,7 +130,30 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     except OSError as error:
         raise ValueError(f"claims_dir={str(claims_dir)!r} cannot be created ({error}); "
                          "pass a folder this notebook may write to") from error
+    from fedlib.plots import keep_figure_data
+
+    keep_figure_data(folder.parent / "extra" / "data")
+    _tables_without_row_numbers()
     return Chapter(paper_id, scale, seed, device, workers, ray_address, folder)
+
+
+def _tables_without_row_numbers() -> None:
+    """Show tables in the notebook without pandas' 0, 1, 2 row numbers (a meaningful
+    index, such as a setting's name, is kept)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import pandas as pd
+
+    def html(frame: pd.DataFrame) -> str:
+        numbered = isinstance(frame.index, pd.RangeIndex)
+        return frame.to_html(index=not numbered, border=0, classes="dataframe")
+
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, html)
 
 
 def show_claims(claims: Sequence[Claim]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from decimal import Decimal
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,7 +19,8 @@ IMPACT_FACTOR_SUM_TOLERANCE = 1e-9
 
 
 def is_real(value: object) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool)
+    """A real number: any numbers.Real or Decimal, but not a bool."""
+    return isinstance(value, Real | Decimal) and not isinstance(value, bool)
 
 
 def check_epsilon(value: float, name: str = "epsilon") -> float:

@@ -242,13 +242,60 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def scorecard_markdown(claims: Sequence[Claim]) -> str:
-    """The scorecard as a MyST page (a table of every claim)."""
+def _html(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\n", " "))
+
+
+_BADGE = {"HOLDS": "holds", "FAILS": "fails", "NOT-RUN": "not-run"}
+
+
+def chapter_labels(notebook: Path) -> set[str]:
+    """The ``:name:`` labels of an executed chapter notebook (its figure and table anchors)."""
+    try:
+        cells = json.loads(Path(notebook).read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return set()
+    labels = set()
+    for cell in cells:
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = "".join(cell.get("source", []))
+        labels |= {line.split(":name:", 1)[1].strip() for line in source.splitlines()
+                   if line.strip().startswith(":name:")}
+    return labels
+
+
+def claim_anchor(claim: Claim, labels: set[str]) -> str:
+    """The chapter anchor a claim is about: the figure its id names (``fig1a-...`` ->
+    ``fig-<paper>-1a``, or the figure that shows it together with others, e.g.
+    ``fig-hu2020-34`` for a Figure 3 claim), else the chapter's claims table."""
+    figure = claim.claim_id.split("-", 1)[0]
+    if figure.startswith("fig"):
+        number = figure[3:]
+        exact = f"fig-{claim.paper}-{number}"
+        if exact in labels:
+            return exact
+        digits = "".join(ch for ch in number if ch.isdigit())
+        shared = sorted(label for label in labels if label.startswith(f"fig-{claim.paper}-")
+                        and digits and digits in label.rsplit("-", 1)[-1])
+        if shared:
+            return shared[0]
+    return f"tab-{claim.paper}-claims"
+
+
+def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str:
+    """The scorecard as a MyST page: the summary figure, then one compact table per paper
+    (claim, verdict badge, the claim in one line, a link to where the chapter shows
+    it), each row's evidence in an expandable line."""
+    from fedlib.papers import PAPERS as ENTRIES
+
     lines = [
         "# Scorecard",
         "",
-        "Every claim the chapters check, evaluated in code on the last build. "
-        "A claim that does not hold is listed as failing, with what was measured.",
+        "Every claim the chapters check, evaluated in code on the last build. A claim that "
+        "does not hold is listed as failing, with what was measured; open a row's evidence "
+        "to see the numbers.",
         "",
         f"**{summary(claims)}.**",
         "",
@@ -256,20 +303,109 @@ def scorecard_markdown(claims: Sequence[Claim]) -> str:
     if not claims:
         lines.append("No chapter has written claims yet.")
         return "\n".join(lines) + "\n"
-    lines += [
-        "| paper | claim | verdict | claim text | measured | paper | tier |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in claims:
-        lines.append(
-            f"| {c.paper} | `{c.claim_id}` | **{c.status}** | {_cell(c.text)} | "
-            f"{_cell(c.evidence)} | {_cell(c.paper_value)} | {c.scale} |"
-        )
+    lines += ["```{figure} scorecard_summary.png", ":name: fig-scorecard-summary",
+              ":alt: claims that hold, fail and were not run, per paper", "",
+              "Claims per paper and tier: green hold, red fail, grey not run.", "```", ""]
+    for entry in ENTRIES:
+        mine = [c for c in claims if c.paper == entry.id]
+        if not mine:
+            continue
+        labels = chapter_labels(Path(runs) / f"{entry.id}.ipynb") if runs else set()
+        counts = {s: sum(c.status == s for c in mine) for s in STATUSES}
+        lines += [f"## {entry.reference}: {entry.title}", "",
+                  f"{counts['HOLDS']} hold, {counts['FAILS']} fail, {counts['NOT-RUN']} not run "
+                  f"([chapter]({entry.id}.ipynb)).", "",
+                  '<table class="scorecard">',
+                  "<colgroup><col class=\"claim\"><col class=\"verdict\"><col class=\"text\">"
+                  "</colgroup>",
+                  "<thead><tr><th>claim</th><th>verdict</th><th>what is claimed, and what was "
+                  "measured</th></tr></thead>", "<tbody>"]
+        for c in mine:
+            anchor = claim_anchor(c, labels)
+            tier = f' <span class="tier">{_html(c.scale)}</span>' if c.scale else ""
+            paper = (f"<br><em>paper:</em> {_html(c.paper_value)}" if c.paper_value else "")
+            lines.append(
+                f'<tr id="claim-{c.paper}-{c.claim_id}"><td><a href="{entry.id}.html#{anchor}">'
+                f"<code>{_html(c.claim_id)}</code></a></td>"
+                f'<td><span class="verdict {_BADGE[c.status]}">{c.status}</span>{tier}</td>'
+                f"<td>{_html(c.text)}<details><summary>evidence</summary>{_html(c.evidence)}"
+                f"{paper}</details></td></tr>")
+        lines += ["</tbody>", "</table>", ""]
+    return "\n".join(lines) + "\n"
+
+
+def summary_figure(claims: Sequence[Claim], path: Path) -> None:
+    """Horizontal bars per paper and tier: how many claims hold, fail, were not run.
+    Writes the PNG and the counts beside it as CSV."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from fedlib.papers import PAPERS as ENTRIES
+
+    rows = []
+    for entry in ENTRIES:
+        for tier in _tiers([c for c in claims if c.paper == entry.id]):
+            at = [c for c in claims if c.paper == entry.id and c.scale == tier]
+            rows.append({"paper": entry.reference, "tier": tier,
+                         **{s: sum(c.status == s for c in at) for s in STATUSES}})
+    table = pd.DataFrame(rows, columns=["paper", "tier", *STATUSES])
+    labels = [f"{r.paper} ({r.tier})" for r in table.itertuples()]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(table), 1) + 0.9))
+    left = [0] * len(table)
+    colors = {"HOLDS": "#2e7d32", "FAILS": "#c62828", "NOT-RUN": "#9e9e9e"}
+    for status in STATUSES:
+        values = table[status].tolist()
+        ax.barh(labels, values, left=left, color=colors[status], label=status.lower())
+        for y, (x0, width) in enumerate(zip(left, values, strict=True)):
+            if width:
+                ax.text(x0 + width / 2, y, str(width), ha="center", va="center",
+                        color="white", fontsize=9)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    ax.invert_yaxis()
+    ax.set_xlabel("claims")
+    ax.legend(ncols=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+    with atomic_path(path.with_suffix(".csv")) as tmp:
+        table.to_csv(tmp, index=False)
+    plt.close(fig)
+
+
+def landing_summary(claims: Sequence[Claim]) -> str:
+    """The landing page's summary: one line per paper with what holds and what fails."""
+    from fedlib.papers import PAPERS as ENTRIES
+
+    lines = []
+    for entry in ENTRIES:
+        mine = [c for c in claims if c.paper == entry.id]
+        if not mine:
+            continue
+        held = [c.claim_id for c in mine if c.status == "HOLDS"]
+        failed = [c.claim_id for c in mine if c.status == "FAILS"]
+        skipped = sum(c.status == "NOT-RUN" for c in mine)
+        parts = [f"**{entry.reference}** ([chapter](generated/{entry.id}.ipynb)): "
+                 f"{len(held)} of {len(mine)} claims hold"]
+        if failed:
+            parts.append(f"; fail: {', '.join(f'`{i}`' for i in failed)}")
+        if skipped:
+            parts.append(f"; {skipped} not run")
+        lines.append("- " + "".join(parts) + ".")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fedlib.claims [FOLDER] [--runs DIR] [--markdown OUT]``."""
+    """``python -m fedlib.claims [FOLDER] [--runs DIR] [--markdown OUT]``.
+
+    With ``--markdown`` also writes, beside OUT, the summary figure
+    (``scorecard_summary.png`` and its ``.csv``) and the landing page's summary
+    (``summary.md``)."""
     import argparse
 
     from fedlib.paths import claims_dir
@@ -289,7 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if args.markdown:
         with atomic_path(args.markdown) as tmp:
-            tmp.write_text(scorecard_markdown(claims))
+            tmp.write_text(scorecard_markdown(claims, args.runs))
+        summary_figure(claims, args.markdown.parent / "scorecard_summary.png")
+        with atomic_path(args.markdown.parent / "summary.md") as tmp:
+            tmp.write_text(landing_summary(claims))
     else:
         print(scorecard_text(claims))
     return 0

@@ -44,6 +44,31 @@ def declared_parameters(source: str | Path) -> dict[str, Any]:
     return found
 
 
+def parameter_notes(source: str | Path) -> list[tuple[str, str, str]]:
+    """(name, default, meaning) of every parameter: the meaning is the comment the
+    ``parameters`` cell writes after the assignment."""
+    import io
+    import tokenize
+
+    import jupytext
+
+    notebook = jupytext.read(source)
+    cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    comments = {tok.start[0]: tok.string.lstrip("# ").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline)
+                if tok.type == tokenize.COMMENT}
+    notes = []
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign):
+            names = [n.id for t in node.targets
+                     for n in (t.elts if isinstance(t, ast.Tuple) else [t])
+                     if isinstance(n, ast.Name)]
+            default = ast.get_source_segment(cell.source, node.value) or ""
+            for name in names:
+                notes.append((name, default, comments.get(node.lineno, "")))
+    return notes
+
+
 def check_parameters(source: str | Path, given: Mapping[str, Any]) -> None:
     """Raise a ValueError naming every given parameter the notebook does not declare."""
     declared = declared_parameters(source)
@@ -87,6 +112,26 @@ def execute(source: str | Path, output: str | Path, parameters: Mapping[str, Any
             request_save_on_cell_execute=True)
     finally:
         converted.unlink(missing_ok=True)
+    fold_code(output)
+
+
+def fold_code(notebook: str | Path) -> None:
+    """Fold every code cell of an executed chapter behind the book's "show code"
+    toggle (tag ``hide-input``), parameters and imports included, so that a page
+    leads with prose, figures and claims; a cell tagged ``show-input`` stays open."""
+    import nbformat
+
+    from fedlib.paths import atomic_path
+
+    book = nbformat.read(str(notebook), as_version=4)
+    for cell in book.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = list(cell.metadata.get("tags", []))
+        if "show-input" not in tags and "hide-input" not in tags:
+            cell.metadata["tags"] = [*tags, "hide-input"]
+    with atomic_path(notebook) as tmp:
+        nbformat.write(book, str(tmp))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

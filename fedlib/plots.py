@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -153,11 +155,85 @@ def error_vs_parameter(
     return fig
 
 
+_FIGURE_DATA: dict[str, Path] = {}
+
+
+def keep_figure_data(folder: Path | None) -> None:
+    """Where :func:`glue_figure` writes each figure's plotted numbers (None: nowhere).
+    The book copies ``<generated>/extra`` to the site's root, so a chapter links its
+    CSV files as ``../data/<name>.csv``."""
+    if folder is None:
+        _FIGURE_DATA.pop("folder", None)
+    else:
+        _FIGURE_DATA["folder"] = Path(folder)
+
+
+def figure_table(figure: plt.Figure) -> pd.DataFrame:
+    """Every number a figure plots, one row per point: the panel (its title or the
+    text in its corner), the axis labels, the series (legend label), x and y. Lines,
+    error bars, scatter points, bars and histogram outlines are read off the artists
+    themselves, so the table is what the image shows."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.container import BarContainer, ErrorbarContainer
+    from matplotlib.patches import Polygon, Rectangle
+
+    rows: list[dict] = []
+    for index, ax in enumerate(figure.axes):
+        texts = [t.get_text() for t in ax.texts if t.get_text()]
+        panel = ax.get_title() or (texts[0] if texts else f"panel {index + 1}")
+        base = {"panel": panel, "x label": ax.get_xlabel(), "y label": ax.get_ylabel()}
+
+        def add(series: str, xs, ys, base=base) -> None:
+            for xv, yv in zip(np.asarray(xs, float), np.asarray(ys, float), strict=False):
+                rows.append({**base, "series": series.lstrip("_"), "x": xv, "y": yv})
+
+        done: set[int] = set()
+        for container in ax.containers:
+            label = container.get_label() or ""
+            if isinstance(container, ErrorbarContainer):
+                line, caps, bars = container.lines
+                if line is not None:
+                    add(label, line.get_xdata(), line.get_ydata())
+                    done.add(id(line))
+                done |= {id(a) for a in (*caps, *bars)}
+            elif isinstance(container, BarContainer):
+                add(label, [r.get_x() + r.get_width() / 2 for r in container.patches],
+                    [r.get_height() for r in container.patches])
+                done |= {id(r) for r in container.patches}
+        for line in ax.get_lines():
+            if id(line) not in done:
+                add(line.get_label(), line.get_xdata(), line.get_ydata())
+        for collection in ax.collections:
+            if isinstance(collection, PathCollection) and id(collection) not in done:
+                offsets = np.asarray(collection.get_offsets(), float).reshape(-1, 2)
+                add(collection.get_label(), offsets[:, 0], offsets[:, 1])
+        for patch in ax.patches:
+            if id(patch) in done:
+                continue
+            if isinstance(patch, Rectangle) and patch.get_height():
+                add(patch.get_label(), [patch.get_x() + patch.get_width() / 2],
+                    [patch.get_height()])
+            elif isinstance(patch, Polygon):
+                xy = np.asarray(patch.get_xy(), float)
+                add(patch.get_label(), xy[:, 0], xy[:, 1])
+    return pd.DataFrame(rows, columns=["panel", "x label", "y label", "series", "x", "y"])
+
+
 def glue_figure(name: str, figure: plt.Figure) -> None:
     """Hand a figure to the book (for a ``{glue:figure}`` directive) and close it, so that
-    the notebook does not also show it inline."""
+    the notebook does not also show it inline. Where :func:`keep_figure_data` set a
+    folder, the plotted numbers go there as ``<name>.csv`` and a download link is shown."""
     from myst_nb import glue
 
+    folder = _FIGURE_DATA.get("folder")
+    if folder is not None:
+        from IPython.display import Markdown, display
+
+        from fedlib.paths import atomic_path
+
+        with atomic_path(folder / f"{name}.csv") as tmp:
+            figure_table(figure).to_csv(tmp, index=False)
+        display(Markdown(f"[Plotted numbers of this figure (CSV)](../data/{name}.csv)"))
     glue(name, figure, display=False)
     plt.close(figure)
 

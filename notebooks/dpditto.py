@@ -128,9 +128,9 @@ glue_figure("dpditto_fig2", figures.figure_2(curves))
 # ```{glue:figure} dpditto_fig2
 # :name: fig-dpditto-2
 #
-# Reconstructed convergence bound of the personal models vs the number of
-# aggregations $T$ for three privacy budgets (linear case, $\lambda=0.5$); dots mark
-# the optimum $T^*$ found by one-dimensional search with step 1.
+# Figure 2 (DP-Ditto), reproduced. Reconstructed convergence bound of the personal models vs the
+# number of aggregations $T$ for three privacy budgets (linear case, $\lambda=0.5$); dots mark the
+# optimum $T^*$ found by one-dimensional search with step 1.
 # ```
 
 # %% [markdown]
@@ -150,9 +150,9 @@ glue_figure("dpditto_fig3", figures.compare_figure(runs, setup, setup.compare_pa
 # ```{glue:figure} dpditto_fig3
 # :name: fig-dpditto-3
 #
-# Test accuracy (top) and fairness, the std of the personal training losses
-# (bottom), vs the number of aggregations at the two compared privacy budgets, on
-# the first compared panel (the paper's Figures 3 and 4). DP-Ditto at its tuned
+# Figures 3 and 4 (DP-Ditto), reproduced. Test accuracy (top) and fairness, the std of the
+# personal training losses (bottom), vs the number of aggregations at the two compared privacy
+# budgets, on the first compared panel (the paper's Figures 3 and 4). DP-Ditto at its tuned
 # $\lambda$; mean over seeds, band: range over seeds.
 # ```
 
@@ -183,8 +183,8 @@ glue_figure("dpditto_fig5", figures.figure_5(runs, setup))
 # ```{glue:figure} dpditto_fig5
 # :name: fig-dpditto-5
 #
-# Mean personal training loss vs aggregations for several privacy budgets and
-# $\varepsilon=\infty$ (Ditto), at a small $\lambda$ (the paper's Figure 5).
+# Figure 5 (DP-Ditto), reproduced. Mean personal training loss vs aggregations for several privacy
+# budgets and $\varepsilon=\infty$ (Ditto), at a small $\lambda$ (the paper's Figure 5).
 # ```
 #
 # ## Figures 6 and 7: the weight $\lambda$
@@ -201,15 +201,15 @@ display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = 
 # ```{glue:figure} dpditto_fig6
 # :name: fig-dpditto-6
 #
-# Accuracy and fairness vs aggregations over the $\lambda$ grid, including
-# $\lambda=0$ (local models) and $\lambda=1$ (DP-FedAvg) (the paper's Figure 6).
+# Figure 6 (DP-Ditto), reproduced. Accuracy and fairness vs aggregations over the $\lambda$ grid,
+# including $\lambda=0$ (local models) and $\lambda=1$ (DP-FedAvg) (the paper's Figure 6).
 # ```
 #
 # ```{glue:figure} dpditto_fig7
 # :name: fig-dpditto-7
 #
-# Fairness vs $\lambda$ for several $T$ (left) and personal training loss vs $T$
-# for several $\lambda$ (right) (the paper's Figure 7).
+# Figure 7 (DP-Ditto), reproduced. Fairness vs $\lambda$ for several $T$ (left) and personal
+# training loss vs $T$ for several $\lambda$ (right) (the paper's Figure 7).
 # ```
 #
 # ## Claims

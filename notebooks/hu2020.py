@@ -90,10 +90,10 @@ display(hu_claims.recording_evidence())
 # ```{glue:figure} hu2020_recording
 # :name: fig-hu2020-recording
 #
-# The first 90 s of one raw recording (50 Hz): total acceleration with gravity included
-# (top; about 1 g along the axis that points down) and angular velocity (bottom), with
-# the labelled activities shaded. Static postures differ by the direction of gravity,
-# walking by its rhythm.
+# Not in the paper: the data. The first 90 s of one raw recording (50 Hz): total acceleration with
+# gravity included (top; about 1 g along the axis that points down) and angular velocity (bottom),
+# with the labelled activities shaded. Static postures differ by the direction of gravity, walking
+# by its rhythm.
 # ```
 #
 # and the distributions of a few of the 561 features by activity, on the dataset's
@@ -108,9 +108,9 @@ glue_figure("hu2020_features", hu_figures.feature_distributions(
 # ```{glue:figure} hu2020_features
 # :name: fig-hu2020-features
 #
-# Four of the 561 features, one histogram per activity: the spread of body
-# acceleration separates moving from static activities, the mean gravity along the
-# phone's x axis and its angle separate lying from sitting and standing.
+# Not in the paper: the data. Four of the 561 features, one histogram per activity: the spread of
+# body acceleration separates moving from static activities, the mean gravity along the phone's x
+# axis and its angle separate lying from sitting and standing.
 # ```
 
 # %% [markdown]
@@ -147,11 +147,11 @@ glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop))
 # ```{glue:figure} hu2020_fig2
 # :name: fig-hu2020-2
 #
-# Primal objective against rounds (all inner rounds of all outer rounds), private
-# ($\varepsilon=8$) and non-private, mean over repeats with the range as a band:
-# (a) homogeneous devices, (b) $\tau=0.5$, (c) $\tau=0.5$ and $P_{drop}=0.2$. Log scale.
-# Also drawn, not in the paper: the private solver with its noisy dual variables
-# projected back onto their box (see below).
+# Figure 2 (Hu et al. 2020), reproduced. Primal objective against rounds (all inner rounds of all
+# outer rounds), private ($\varepsilon=8$) and non-private, mean over repeats with the range as a
+# band: (a) homogeneous devices, (b) $\tau=0.5$, (c) $\tau=0.5$ and $P_{drop}=0.2$. Log scale.
+# Also drawn, not in the paper: the private solver with its noisy dual variables projected back
+# onto their box (see below).
 # ```
 #
 # ## Figures 3 and 4: device variability and dropped devices
@@ -159,9 +159,9 @@ glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop))
 # ```{glue:figure} hu2020_fig34
 # :name: fig-hu2020-34
 #
-# Mean test error over the 30 tasks against $\tau$ (left, the paper's Figure 3) and
-# against $P_{drop}$ with $\tau=1$ (right, Figure 4), private and non-private; bars:
-# range over repeats.
+# Figures 3 and 4 (Hu et al. 2020), reproduced. Mean test error over the 30 tasks against $\tau$
+# (left, the paper's Figure 3) and against $P_{drop}$ with $\tau=1$ (right, Figure 4), private and
+# non-private; bars: range over repeats.
 # ```
 #
 # ## Figure 5: privacy level
@@ -169,9 +169,9 @@ glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop))
 # ```{glue:figure} hu2020_fig5
 # :name: fig-hu2020-5
 #
-# Mean test error against $\varepsilon$ ($\delta=10^{-3}$, $\tau=1$, $P_{drop}$ at the
-# private optimum of Figure 4); bars: range over repeats. Algorithm 1 as written, and
-# with the noisy duals projected onto their box (not in the paper).
+# Figure 5 (Hu et al. 2020), reproduced. Mean test error against $\varepsilon$ ($\delta=10^{-3}$,
+# $\tau=1$, $P_{drop}$ at the private optimum of Figure 4); bars: range over repeats. Algorithm 1
+# as written, and with the noisy duals projected onto their box (not in the paper).
 # ```
 
 # %%
@@ -214,7 +214,7 @@ display(hu_claims.projection_table(runs, fig5).round(4))
 # hundreds of rounds it random-walks them out of their box, the next SDCA steps
 # pull back, $\lVert\Delta\alpha\rVert$ grows, and with it the data-dependent upload
 # noise $2\xi\lVert\Delta\alpha_t\rVert\sigma_2$. This is why the private objective in
-# {numref}`fig-hu2020-2` does not settle. A noise scale that depends on the data
+# {ref}`Figure 2 <fig-hu2020-2>` does not settle. A noise scale that depends on the data
 # ($s_2$) is moreover not a differentially private mechanism by itself; the table
 # takes it at face value. It lists Theorem 5's multipliers ($c_2=\sqrt2$,
 # $\ln(1.25/\delta)$), accounted over all $K H$ rounds (this project) and over the

@@ -112,8 +112,8 @@ glue_figure("padpfl_corruption", pad_figures.corruption_grid(clean))
 # ```{glue:figure} padpfl_corruption
 # :name: fig-padpfl-corruption
 #
-# The same eight MNIST training images with salt-and-pepper noise at the four
-# densities the scenarios use.
+# Not in the paper: the data. The same eight MNIST training images with salt-and-pepper noise at
+# the four densities the scenarios use.
 # ```
 
 # %% [markdown]
@@ -152,16 +152,17 @@ glue_figure("padpfl_fig9", pad_figures.figure_9(runs, setup))
 # ```{glue:figure} padpfl_fig2
 # :name: fig-padpfl-2
 #
-# S1 without privacy: 20 severely corrupted, 20 moderately corrupted and 20 clean
-# clients, 150 examples each, five impact-factor assignments (the paper's Figure 2).
+# Figure 2 (Talaei and Izadi), reproduced. S1 without privacy: 20 severely corrupted, 20
+# moderately corrupted and 20 clean clients, 150 examples each, five impact-factor assignments
+# (the paper's Figure 2).
 # ```
 #
 # ```{glue:figure} padpfl_fig3
 # :name: fig-padpfl-3
 #
-# S1 with privacy: $p=(0, 1/60, 1/30)$ at $\varepsilon=5$ and $20$, equal factors at
-# $\varepsilon=20$ (the paper's Figure 3). Left: $R=T$ (no server noise); right:
-# small $R$ (server noise active). Log scale.
+# Figure 3 (Talaei and Izadi), reproduced. S1 with privacy: $p=(0, 1/60, 1/30)$ at $\varepsilon=5$
+# and $20$, equal factors at $\varepsilon=20$ (the paper's Figure 3). Left: $R=T$ (no server
+# noise); right: small $R$ (server noise active). Log scale.
 # ```
 #
 # ## Scenario 2: quality and group sizes (Figures 4 and 5)
@@ -169,15 +170,15 @@ glue_figure("padpfl_fig9", pad_figures.figure_9(runs, setup))
 # ```{glue:figure} padpfl_fig4
 # :name: fig-padpfl-4
 #
-# S2 without privacy: 20 severe, 35 slightly corrupted and 5 clean clients (the
-# paper's Figure 4); "0-2-1" is $p=(0, 8/(5N), 4/(5N))$.
+# Figure 4 (Talaei and Izadi), reproduced. S2 without privacy: 20 severe, 35 slightly corrupted
+# and 5 clean clients (the paper's Figure 4); "0-2-1" is $p=(0, 8/(5N), 4/(5N))$.
 # ```
 #
 # ```{glue:figure} padpfl_fig5
 # :name: fig-padpfl-5
 #
-# S2 with privacy: $p=(0, 2/75, 1/75)$ at $\varepsilon=5$ and $20$, equal factors at
-# $\varepsilon=20$ (the paper's Figure 5). Left $R=T$, right small $R$.
+# Figure 5 (Talaei and Izadi), reproduced. S2 with privacy: $p=(0, 2/75, 1/75)$ at $\varepsilon=5$
+# and $20$, equal factors at $\varepsilon=20$ (the paper's Figure 5). Left $R=T$, right small $R$.
 # ```
 #
 # ## Scenario 3: dataset size (Figures 6 and 7)
@@ -185,15 +186,16 @@ glue_figure("padpfl_fig9", pad_figures.figure_9(runs, setup))
 # ```{glue:figure} padpfl_fig6
 # :name: fig-padpfl-6
 #
-# S3 without privacy: clean clients with 50, 120 and 271 examples (the paper's
-# Figure 6).
+# Figure 6 (Talaei and Izadi), reproduced. S3 without privacy: clean clients with 50, 120 and 271
+# examples (the paper's Figure 6).
 # ```
 #
 # ```{glue:figure} padpfl_fig7
 # :name: fig-padpfl-7
 #
-# S3 with privacy: $p=(1/180, 1/60, 1/36)$ at $\varepsilon=5$ and $20$, equal
-# factors at $\varepsilon=20$ (the paper's Figure 7). Left $R=T$, right small $R$.
+# Figure 7 (Talaei and Izadi), reproduced. S3 with privacy: $p=(1/180, 1/60, 1/36)$ at
+# $\varepsilon=5$ and $20$, equal factors at $\varepsilon=20$ (the paper's Figure 7). Left $R=T$,
+# right small $R$.
 # ```
 #
 # ## Scenario 4: quality changes during training (Figures 8 and 9)
@@ -201,17 +203,17 @@ glue_figure("padpfl_fig9", pad_figures.figure_9(runs, setup))
 # ```{glue:figure} padpfl_fig8
 # :name: fig-padpfl-8
 #
-# S4 without privacy: the parts' corruption is severe / moderate / slight up to
-# round 10 and slight / moderate / severe after (the paper's Figure 8).
+# Figure 8 (Talaei and Izadi), reproduced. S4 without privacy: the parts' corruption is severe /
+# moderate / slight up to round 10 and slight / moderate / severe after (the paper's Figure 8).
 # "adaptive" moves the weight to the slightly corrupted part at the switch.
 # ```
 #
 # ```{glue:figure} padpfl_fig9
 # :name: fig-padpfl-9
 #
-# S4 with privacy and adaptive factors, $(0, 1/60, 1/30)$ then $(1/30, 1/60, 0)$, at
-# $\varepsilon=5$ and $20$, equal factors at $\varepsilon=20$ (the paper's Figure 9).
-# Left $R=T$, right small $R$.
+# Figure 9 (Talaei and Izadi), reproduced. S4 with privacy and adaptive factors, $(0, 1/60, 1/30)$
+# then $(1/30, 1/60, 0)$, at $\varepsilon=5$ and $20$, equal factors at $\varepsilon=20$ (the
+# paper's Figure 9). Left $R=T$, right small $R$.
 # ```
 
 # %%

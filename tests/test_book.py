@@ -111,3 +111,90 @@ def test_chapter_shows_its_figure_and_claims_in_a_browser(
         assert claims.count() == 1 and claim_id in claims.inner_text()
         page.screenshot(path=str(built_book / f"{chapter}-page.png"), full_page=False)
         browser.close()
+
+
+def _browser(playwright_module):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed: install Debian's chromium package (.ci/run does)")
+    return playwright_module.chromium.launch(
+        executable_path=chromium,
+        args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--disable-background-networking"])
+
+
+@pytest.mark.slow
+def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    html = built_book / "_build" / "html"
+    pages = ["index", "generated/scorecard", *[f"generated/{p.id}" for p in PAPERS]]
+    with playwright.sync_playwright() as p:
+        browser = _browser(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        for name in pages:
+            page.goto((html / f"{name}.html").as_uri())
+            page.wait_for_load_state("load")
+            overflow = page.evaluate(
+                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, f"{name} scrolls sideways by {overflow} px at 1280 px"
+            if name.startswith("generated/") and name != "generated/scorecard":
+                # every code cell is folded behind a toggle: the page opens on prose and results
+                visible = page.evaluate(
+                    "() => [...document.querySelectorAll('div.cell_input')]"
+                    ".filter(e => e.offsetParent !== null && e.offsetHeight > 0).length")
+                assert visible == 0, f"{name} shows {visible} code cells unfolded"
+        page.goto((html / "generated" / "scorecard.html").as_uri())
+        page.screenshot(path=str(built_book / "scorecard-page.png"), full_page=False)
+        page.goto((html / "index.html").as_uri())
+        page.screenshot(path=str(built_book / "index-page.png"), full_page=False)
+        browser.close()
+
+
+@pytest.mark.slow
+def test_every_reproduced_figure_carries_the_papers_number(built_book: Path) -> None:
+    import re
+
+    html = built_book / "_build" / "html" / "generated"
+    for paper in PAPERS:
+        text = (html / f"{paper.id}.html").read_text()
+        pattern = r'<figure[^>]*id="(fig-' + paper.id + r'-[^"]+)"(.*?)</figure>'
+        figures = re.findall(pattern, text, flags=re.S)
+        assert figures, f"no figure on the {paper.id} page"
+        for label, body in figures:
+            caption = re.sub(r"<[^>]+>", "", body)
+            number = r"Figures? [0-9][0-9a-z ,and]*\(" + re.escape(paper.reference) + r"\)"
+            assert re.search(number + r", reproduced|Not in the paper", caption), (
+                f"{paper.id}: the caption of {label} does not say which figure of the paper "
+                f"it reproduces: {caption.strip()[:160]!r}")
+            assert not re.search(r"Fig\. \d+", caption), f"{label} carries a book number"
+
+
+@pytest.mark.slow
+def test_scorecard_rows_link_to_anchors_that_exist(built_book: Path) -> None:
+    import re
+
+    html = built_book / "_build" / "html" / "generated"
+    scorecard = (html / "scorecard.html").read_text()
+    links = re.findall(r'<tr id="claim-[^"]+"><td><a href="([a-z0-9]+)\.html#([^"]+)"', scorecard)
+    assert len(links) >= 5 * 3, "the scorecard lists too few claims"
+    ids: dict[str, set[str]] = {}
+    for chapter, anchor in links:
+        if chapter not in ids:
+            ids[chapter] = set(re.findall(r'id="([^"]+)"', (html / f"{chapter}.html").read_text()))
+        assert anchor in ids[chapter], f"scorecard link {chapter}.html#{anchor} goes nowhere"
+    assert (html / "scorecard_summary.png").is_file() or "scorecard_summary" in scorecard
+
+
+@pytest.mark.slow
+def test_every_figure_offers_its_plotted_numbers(built_book: Path) -> None:
+    import re
+
+    site = built_book / "_build" / "html"
+    for paper in PAPERS:
+        text = (site / "generated" / f"{paper.id}.html").read_text()
+        links = re.findall(r'href="\.\./data/([^"]+\.csv)"', text)
+        assert links, f"the {paper.id} page offers no CSV"
+        for name in links:
+            path = site / "data" / name
+            assert path.is_file(), f"{paper.id}: the link to {name} does not resolve"
+            assert path.read_text().startswith("panel,x label,y label,series,x,y")

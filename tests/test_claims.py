@@ -50,7 +50,7 @@ def test_scorecard_lines_name_the_tier_and_count_per_tier(tmp_path) -> None:
     assert text.splitlines()[-1] == (
         "claims at quick: 8 hold, 0 fail, 4 not run; claims at paper: 1 hold, 0 fail, 0 not run")
     page = scorecard_markdown(claims)
-    assert "| ppsgd | `b` | **HOLDS** |" in page
+    assert 'id="claim-ppsgd-b"' in page and '<span class="verdict holds">HOLDS</span>' in page
     result = _scorecard(tmp_path)
     assert result.returncode == 0 and result.stdout.strip() == text
 
@@ -135,3 +135,44 @@ def test_a_claim_sheet_spells_every_verdict_one_way() -> None:
         ClaimSheet("bietti", "quick")
     with pytest.raises(ValueError, match="of paper 'pfa'"):
         sheet.extend([Claim("pfa", "w", "HOLDS", "t", "e")])
+
+
+def test_scorecard_rows_link_to_the_figure_a_claim_is_about(tmp_path) -> None:
+    import json as _json
+
+    from fedlib.claims import chapter_labels, claim_anchor
+
+    notebook = tmp_path / "hu2020.ipynb"
+    notebook.write_text(_json.dumps({"cells": [
+        {"cell_type": "markdown", "source": ["```{glue:figure} x\n", ":name: fig-hu2020-2\n"]},
+        {"cell_type": "markdown", "source": ["```{glue:figure} y\n:name: fig-hu2020-34\n"]},
+        {"cell_type": "code", "source": [":name: fig-hu2020-9"]},
+    ]}))
+    labels = chapter_labels(notebook)
+    assert labels == {"fig-hu2020-2", "fig-hu2020-34"}
+    claim = lambda claim_id: Claim("hu2020", claim_id, "HOLDS", "t", "e")  # noqa: E731
+    assert claim_anchor(claim("fig2-private-plateaus-above"), labels) == "fig-hu2020-2"
+    assert claim_anchor(claim("fig4-nonprivate-rises"), labels) == "fig-hu2020-34"
+    assert claim_anchor(claim("fig5-error-falls"), labels) == "tab-hu2020-claims"
+    assert claim_anchor(claim("headline-gains"), labels) == "tab-hu2020-claims"
+
+
+def test_scorecard_page_summary_figure_and_landing_lines(tmp_path) -> None:
+    import pandas as pd
+
+    from fedlib.claims import landing_summary, summary_figure
+
+    _every_paper(tmp_path)
+    claims = checked_claims(tmp_path)
+    page = scorecard_markdown(claims)
+    assert page.count('<table class="scorecard">') == 5
+    assert '<span class="verdict fails">FAILS</span>' in page  # pfa's second claim
+    assert "<details><summary>evidence</summary>2.0" in page
+    summary_figure(claims, tmp_path / "summary.png")
+    counts = pd.read_csv(tmp_path / "summary.csv")
+    assert counts[["HOLDS", "FAILS", "NOT-RUN"]].sum().tolist() == [9, 1, 5]
+    assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
+    lines = landing_summary(claims).splitlines()
+    assert len(lines) == 5
+    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): 1 of 3 claims "
+                         "hold; fail: `b`; 1 not run.")

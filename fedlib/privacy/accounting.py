@@ -54,6 +54,7 @@ from fedlib.checks import (
     check_delta,
     check_epsilon,
     check_probability,
+    is_real,
 )
 
 __all__ = [
@@ -118,7 +119,7 @@ def _check_accountant(accountant: str) -> str:
 
 
 def _check_noise_multiplier(value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
+    if not is_real(value):
         raise ValueError(f"noise_multiplier must be a number >= 0, got {value!r}.")
     if math.isnan(value) or value < 0:
         raise ValueError(

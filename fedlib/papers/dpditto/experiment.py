@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.checks import check_seed, is_real
 from fedlib.data import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
 from fedlib.papers.dpditto.algorithm import Hyper, make_model, noise_sigmas, pad_clients, run_ditto
@@ -112,7 +113,11 @@ class DittoSetup:
             if not eps > 0:
                 raise ValueError(f"epsilon must be > 0 (inf for no noise), got {eps!r}")
         if self.fig6_epsilon not in self.epsilons:
-            raise ValueError("fig6_epsilon must be one of the epsilons")
+            raise ValueError(f"fig6_epsilon={self.fig6_epsilon!r} must be one of the epsilons "
+                             f"{self.epsilons}")
+        if not (is_real(self.clip) and math.isfinite(self.clip) and self.clip > 0):
+            raise ValueError(f"clip_bound (the model clipping norm C) must be a finite number "
+                             f"> 0, got {self.clip!r}")
 
     def hyper(self) -> Hyper:
         return Hyper(lr=self.lr, personal_lr=self.lr, local_steps=self.local_steps,
@@ -277,6 +282,7 @@ def _panel_configs(panel: str, setup: DittoSetup, seed: int) -> list[dict[str, A
 def configs(setup: DittoSetup, seed: int, *, panels: tuple[str, ...] | None = None
             ) -> list[dict[str, Any]]:
     """Every run config of ``setup``'s panels (or of ``panels``), seeds counted from ``seed``."""
+    check_seed(seed)
     return [c for p in (panels or setup.panels) for c in _panel_configs(p, setup, seed)]
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fedlib.checks import check_seed
 from fedlib.data.errors import DatasetUnavailableError
 from fedlib.data.fetch import fetch
 from fedlib.data.har import HarData, binary_subject_tasks, load_har
@@ -230,6 +231,7 @@ def configs(setup: HuSetup, seed: int, *, stage: str = "cv", features: str = "au
         The drop probability of Figure 5 (:func:`best_drop_probability`); needed by
         the ``fig5`` stage only.
     """
+    check_seed(seed)
     check_features(features)
     if stage not in STAGES:
         raise ValueError(f"stage={stage!r} is not a stage of this chapter; use one of "

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.checks import check_count, check_non_negative, check_positive, check_seed
 from fedlib.data import load_mnist
 from fedlib.data.corruption import salt_and_pepper
 from fedlib.papers.padpfl.algorithm import LocalSolver, run_padpfl
@@ -170,6 +171,14 @@ def tier(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 0):
             raise ValueError(f"{name}={value!r} must be an integer >= 0 (0 keeps the tier's value)")
+    if clip_bound is not None:
+        check_positive(clip_bound, "clip_bound")
+    if mu is not None:
+        check_non_negative(mu, "mu")
+    if lr is not None:
+        check_positive(lr, "lr")
+    if local_steps is not None:
+        local_steps = check_count(local_steps, "local_steps", minimum=1)
     changes = {"hidden": hidden or None, "small_exposures": small_r or None, "clip": clip_bound,
                "mu": mu, "local_steps": local_steps, "lr": lr}
     changes = {k: v for k, v in changes.items() if v is not None}
@@ -320,6 +329,7 @@ def configs(
     Plain data; no dataset is read. Runs of one scenario and seed share one
     runner call (they differ only in the :data:`BATCHED` fields).
     """
+    check_seed(seed)
     scenarios = tuple(SCENARIOS) if scenarios is None else tuple(scenarios)
     unknown = [s for s in scenarios if s not in SCENARIOS]
     if unknown:

@@ -1,0 +1,340 @@
+"""Bad input across the public surface: every case is refused with an error that names the
+parameter (or file) and says what to do, and nothing already written is lost.
+
+The table of cases is also the book's list of what is validated: ``python
+tests/test_bad_inputs.py > book/robustness_cases.md`` writes it, and a test keeps the
+committed file equal to what this module generates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "book" / "robustness_cases.md"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input: where, what, the call, and what the error must say."""
+
+    area: str
+    given: str
+    call: Callable[[Path], object]
+    says: str  # a regular expression the message must match
+
+
+def _mirror_with(tmp: Path, dataset: str, filename: str, content: bytes) -> None:
+    import os
+
+    folder = tmp / "mirror" / dataset
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / filename).write_bytes(content)
+    os.environ["FEDLIB_DATA_MIRROR"] = str(tmp / "mirror")
+
+
+def _checksum_mismatch(tmp: Path) -> object:
+    from fedlib.data import fetch
+
+    _mirror_with(tmp, "mnist", "train-labels-idx1-ubyte.gz", b"\x1f\x8b not the labels")
+    return fetch("mnist", "train-labels-idx1-ubyte.gz")
+
+
+def _missing_offline(tmp: Path) -> object:
+    import os
+
+    from fedlib.data import fetch
+
+    os.environ.pop("FEDLIB_DATA_MIRROR", None)
+    return fetch("mnist", "train-labels-idx1-ubyte.gz")
+
+
+def _truncated_recordings(tmp: Path) -> object:
+    from fedlib.data.hapt import load_hapt_recordings
+
+    path = tmp / "hapt-raw.npz"
+    np.savez(path, acc=np.zeros((10, 3)), gyro=np.zeros((10, 3)))
+    path.write_bytes(path.read_bytes()[:100])
+    return load_hapt_recordings(path)
+
+
+def _wrong_shape_recordings(tmp: Path) -> object:
+    from fedlib.data.hapt import load_hapt_recordings
+
+    path = tmp / "hapt-raw.npz"
+    np.savez(path, acc=np.zeros((10, 2)), gyro=np.zeros((10, 3)),
+             label=np.zeros(10, np.int8), experiment_user=np.ones(1, np.int8),
+             experiment_start=np.array([0, 10]))
+    return load_hapt_recordings(path)
+
+
+def _sweep_duplicates(tmp: Path) -> object:
+    from fedlib.sweeps import sweep
+
+    return sweep("dup", [{"x": 1}, {"x": 1}], lambda c: [], workers=1, progress=False)
+
+
+def _scorecard_of(tmp: Path) -> object:
+    from fedlib.claims import checked_claims
+
+    (tmp / "claims").mkdir()
+    return checked_claims(tmp / "claims")
+
+
+def _unwritable_claims(tmp: Path) -> object:
+    from fedlib.chapter import open_chapter
+
+    (tmp / "file").write_text("x")
+    return open_chapter("pfa", scale="smoke", seed=0, device="cpu", workers=0, ray_address="",
+                        claims_dir=tmp / "file" / "claims")
+
+
+def _engine(**change) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        import torch
+
+        from fedlib.nn.dpsgd import local_dpsgd
+        from fedlib.nn.models import LogisticRegression
+
+        args = {"x": torch.zeros(2, 6, 1, 28, 28), "y": torch.zeros(2, 6, dtype=torch.long),
+                "batches": torch.zeros(2, 3, 2, dtype=torch.long), "lr": 0.1, "clip": 1.0,
+                "noise_multipliers": 1.0}
+        args.update(change)
+        return local_dpsgd(LogisticRegression(), None, args["x"], args["y"], args["batches"],
+                           args["lr"], args["clip"], args["noise_multipliers"])
+    return call
+
+
+def _privacy(name: str, *args, **kwargs) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        from fedlib import privacy
+
+        return getattr(privacy, name)(*args, **kwargs)
+    return call
+
+
+def _checks(name: str, *args) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        from fedlib import checks
+
+        return getattr(checks, name)(*args)
+    return call
+
+
+def _import_call(module: str, name: str, *args, **kwargs) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return call
+
+
+def _notebook_parameter(**given) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        from fedlib.execute import check_parameters
+
+        return check_parameters(ROOT / "notebooks" / "pfa.py", given)
+    return call
+
+
+def _offline_switch(value: str) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        import os
+
+        from fedlib import paths
+
+        os.environ["FEDLIB_OFFLINE"] = value
+        return paths.offline()
+    return call
+
+
+CASES: list[Case] = [
+    # datasets
+    Case("datasets", "an unknown dataset name", _import_call("fedlib.data", "fetch", "mnsit",
+         "x"), r"unknown dataset 'mnsit'.*mnist"),
+    Case("datasets", "a file the dataset does not have", _import_call(
+        "fedlib.data", "fetch", "mnist", "labels.bin"), r"labels.bin"),
+    Case("datasets", "a mirror copy whose checksum does not match", _checksum_mismatch,
+         r"(?s)SHA-256.*train-labels"),
+    Case("datasets", "a dataset missing offline", _missing_offline,
+         r"(?s)(?=.*FEDLIB_OFFLINE)(?=.*FEDLIB_DATA_MIRROR)"),
+    Case("datasets", "truncated raw recordings", _truncated_recordings, r"hapt-raw.npz"),
+    Case("datasets", "raw recordings of the wrong shape", _wrong_shape_recordings,
+         r"(?s)hapt-raw.npz.*acc"),
+    Case("datasets", "an unknown HAR feature source", _import_call(
+        "fedlib.data", "load_har", "inertial-map"), r"'auto', 'uci-561', 'hapt-561'"),
+    Case("datasets", "FEDLIB_OFFLINE set to an unreadable value", _offline_switch("of"),
+         r"FEDLIB_OFFLINE='of'.*set it to 1"),
+    Case("datasets", "a per-client split with no test share", _import_call(
+        "fedlib.data.federated", "split_per_user", np.zeros((4, 2)), np.zeros(4), np.zeros(4),
+        2, test_fraction=0.0), r"test_fraction must lie in \(0, 1\)"),
+    Case("datasets", "a partition into zero clients", _import_call(
+        "fedlib.data", "iid_partition", 10, 0, seed=0), r"n_clients"),
+    Case("datasets", "a Dirichlet partition with alpha <= 0", _import_call(
+        "fedlib.data", "dirichlet_partition", np.zeros(10, int), 2, 0.0, seed=0), r"alpha"),
+    # accountants and calibration
+    Case("privacy", "a negative noise multiplier", _privacy("epsilon", -1.0, 0.1, 10, 1e-5),
+         r"noise_multiplier must be >= 0"),
+    Case("privacy", "a NaN noise multiplier", _privacy("epsilon", math.nan, 0.1, 10, 1e-5),
+         r"noise_multiplier must be >= 0"),
+    Case("privacy", "a sampling rate of 0", _privacy("epsilon", 1.0, 0.0, 10, 1e-5),
+         r"sampling_rate must satisfy 0 < sampling_rate <= 1"),
+    Case("privacy", "a sampling rate above 1", _privacy("epsilon", 1.0, 1.5, 10, 1e-5),
+         r"sampling_rate must satisfy 0 < sampling_rate <= 1"),
+    Case("privacy", "delta = 0", _privacy("epsilon", 1.0, 0.1, 10, 0.0),
+         r"delta must satisfy 0 < delta < 1.*e\.g\. delta=1e-5"),
+    Case("privacy", "delta = 1", _privacy("epsilon", 1.0, 0.1, 10, 1.0), r"0 < delta < 1"),
+    Case("privacy", "a fractional step count", _privacy("epsilon", 1.0, 0.1, 2.5, 1e-5),
+         r"steps must be a non-negative integer"),
+    Case("privacy", "an unknown accountant", _privacy("epsilon", 1.0, 0.1, 10, 1e-5,
+                                                     accountant="gdp"),
+         r"accountant must be one of 'rdp', 'pld', 'opacus-rdp'"),
+    Case("privacy", "noise too small for the PLD accountant",
+         _privacy("epsilon", 0.001, 0.01, 100, 1e-5, accountant="pld"),
+         r"below what the PLD accountant can compute.*accountant='rdp'"),
+    Case("privacy", "a curve evaluated past its last step",
+         _privacy("epsilon_curve", 1.0, 0.1, 10, 1e-5, at=[20]),
+         r"at must hold step counts between 0 and steps=10"),
+    Case("privacy", "a target epsilon of 0",
+         _privacy("noise_multiplier_for_epsilon", 0.0, 0.1, 10, 1e-5),
+         r"target_epsilon must be a finite number > 0"),
+    Case("privacy", "a calibration tolerance of 2",
+         _privacy("noise_multiplier_for_epsilon", 1.0, 0.1, 10, 1e-5, tol=2.0),
+         r"tol must satisfy 0 < tol < 1"),
+    Case("privacy", "impact factors that do not sum to 1",
+         _checks("check_impact_factors", [0.5, 0.6]), r"p must sum to 1.*normalise it"),
+    Case("privacy", "Theorem 5's noise at epsilon = 0",
+         _privacy("hu2020_sigma", 0.0, 1e-3, 0.1, 0.9, 100), r"epsilon must be a finite"),
+    Case("privacy", "PFA budgets from an unknown distribution", _import_call(
+        "fedlib.papers.pfa.budgets", "sample_budgets", "zipf", 10, 0),
+         r"unknown budget distribution 'zipf'.*mixgauss1"),
+    # the papers' algorithms
+    Case("algorithms", "Hu et al.: xi above 1", _import_call(
+        "fedlib.papers.hu2020.algorithm", "Hu2020Config", lam=0.1, xi=2.0),
+         r"xi must satisfy 0 < xi <= 1"),
+    Case("algorithms", "Hu et al.: P_drop = 1", _import_call(
+        "fedlib.papers.hu2020.algorithm", "Hu2020Config", lam=0.1, xi=1.0, p_drop=1.0),
+         r"p_drop must satisfy 0 <= p_drop < 1"),
+    Case("algorithms", "DP-Ditto: lambda above 1", _import_call(
+        "fedlib.papers.dpditto.algorithm", "check_lambda", 1.5),
+         r"lambda must be a number in \[0, 1\]"),
+    Case("algorithms", "PADPFL: a string FedProx weight", _import_call(
+        "fedlib.papers.padpfl.experiment", "tier", "smoke", mu="0.01"), r"mu must be"),
+    Case("algorithms", "PADPFL: a negative clipping bound", _import_call(
+        "fedlib.papers.padpfl.experiment", "tier", "smoke", clip_bound=-1.0),
+         r"clip_bound must be a finite number > 0"),
+    Case("algorithms", "DP-Ditto: a clipping norm of 0", _import_call(
+        "fedlib.papers.dpditto.experiment", "tier", "smoke", clip=0.0), r"clip_bound"),
+    Case("algorithms", "DP-Ditto: a Figure 6 epsilon off the grid", _import_call(
+        "fedlib.papers.dpditto.experiment", "tier", "smoke", fig6_epsilon=7.0),
+         r"fig6_epsilon=7.0 must be one of the epsilons \("),
+    Case("algorithms", "a negative seed", _import_call(
+        "fedlib.papers.pfa.experiment", "configs",
+        __import__("fedlib.papers.pfa.experiment", fromlist=["x"]).tier("smoke"), -1),
+         r"seed=-1 must be a non-negative integer"),
+    Case("algorithms", "DP-SGD: a batch index past the client's data",
+         _engine(batches=__import__("torch").full((2, 3, 2), 6, dtype=__import__("torch").long)),
+         r"batches"),
+    Case("algorithms", "DP-SGD: a negative label",
+         _engine(y=-__import__("torch").ones(2, 6, dtype=__import__("torch").long)), r"label"),
+    Case("algorithms", "DP-SGD: a negative learning rate", _engine(lr=-0.1), r"lr"),
+    Case("algorithms", "DP-SGD: an infinite clipping norm with noise",
+         _engine(clip=math.inf), r"clip"),
+    # sweeps, claims and notebooks
+    Case("runs", "two identical configs in one sweep", _sweep_duplicates, r"duplicates"),
+    Case("runs", "a results folder name with a path in it", _import_call(
+        "fedlib.sweeps", "ResultStore", "../elsewhere"), r"plain folder name"),
+    Case("runs", "a group of configs that differ outside the batched fields", _import_call(
+        "fedlib.sweeps", "check_group", [{"x": 1, "seed": 0}, {"x": 2, "seed": 1}], ("x",)),
+         r"differ only in x; these differ in seed"),
+    Case("runs", "a scorecard read from an empty claims folder", _scorecard_of,
+         r"no claims from hu2020, dpditto, padpfl, ppsgd, pfa.*make rebuild-all"),
+    Case("notebooks", "a misspelt notebook parameter", _notebook_parameter(scael="smoke"),
+         r"no parameter 'scael' \(did you mean 'scale'\?\).*Nothing was run"),
+    Case("notebooks", "an unknown run tier", _import_call("fedlib.tiers", "check_scale", "huge"),
+         r"scale='huge' is not a run tier; use one of smoke, quick, paper"),
+    Case("notebooks", "a fractional worker count", _checks("check_workers", 1.5),
+         r"workers=1.5 must be an integer >= 0"),
+    Case("notebooks", "a device torch does not know", _checks("check_device", "tpu0"),
+         r"device='tpu0'"),
+    Case("notebooks", "a claims folder that cannot be created", _unwritable_claims,
+         r"claims_dir=.*cannot be created.*pass a folder"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _restore_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cases may set environment variables; the fixture puts them back."""
+    for name in ("FEDLIB_DATA_MIRROR", "FEDLIB_OFFLINE"):
+        monkeypatch.setenv(name, __import__("os").environ.get(name, ""))
+    monkeypatch.setenv("FEDLIB_OFFLINE", "1")
+
+
+def test_there_are_enough_cases_and_every_area_is_covered() -> None:
+    assert len(CASES) >= 40
+    assert {c.area for c in CASES} == {"datasets", "privacy", "algorithms", "runs", "notebooks"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.given)
+def test_bad_input_is_refused_naming_the_problem(case: Case, tmp_path: Path) -> None:
+    import re
+
+    from fedlib.data.errors import DatasetError
+
+    with pytest.raises((ValueError, LookupError, OSError, RuntimeError, DatasetError)) as info:
+        case.call(tmp_path)
+    assert type(info.value) not in (KeyError, IndexError), "a bare lookup error says nothing"
+
+    assert re.search(case.says, str(info.value), flags=re.S), (
+        f"{case.given}: the error says {str(info.value)!r}")
+
+
+def test_bad_input_loses_nothing_already_written(tmp_path: Path) -> None:
+    from fedlib.claims import Claim, write_claims
+    from fedlib.sweeps import ResultStore, run_key, sweep
+
+    def runner(configs):
+        return [__import__("pandas").DataFrame({"y": [c["x"]]}) for c in configs]
+
+    finished = sweep("kept", [{"x": 1}, {"x": 2}], runner, workers=1, progress=False)
+    store = ResultStore("kept")
+    before = {p.name: p.read_bytes() for p in store.folder.glob("*.parquet")}
+    with pytest.raises(ValueError, match="duplicates"):
+        sweep("kept", [{"x": 1}, {"x": 3}, {"x": 3}], runner, workers=1, progress=False)
+    assert {p.name: p.read_bytes() for p in store.folder.glob("*.parquet")} == before
+    assert store.load(run_key({"x": 1})).equals(finished.iloc[[0]][["y"]].reset_index(drop=True))
+
+    claims = tmp_path / "ppsgd.json"
+    write_claims(claims, [Claim("ppsgd", "a", "HOLDS", "t", "e")])
+    written = claims.read_bytes()
+    with pytest.raises(ValueError, match="duplicate claim ids"):
+        write_claims(claims, [Claim("ppsgd", "a", "HOLDS", "t", "e")] * 2)
+    assert claims.read_bytes() == written
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    json.loads(written)
+
+
+def markdown_table() -> str:
+    """The cases as the book lists them (the pattern each error message must match)."""
+    lines = ["| area | bad input | the error message matches |", "|---|---|---|"]
+    for case in CASES:
+        says = case.says.replace("|", "\\|")
+        lines.append(f"| {case.area} | {case.given} | `{says}` |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_books_table_of_cases_is_generated_from_this_module() -> None:
+    assert TABLE.read_text() == markdown_table(), (
+        f"regenerate it: python tests/test_bad_inputs.py > {TABLE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown_table())

@@ -1,0 +1,57 @@
+"""Shared plotting: the numbers a figure plots can be read back from the figure itself."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from fedlib.plots import figure_table, glue_figure, keep_figure_data  # noqa: E402
+
+
+def _figure() -> plt.Figure:
+    fig, (left, right) = plt.subplots(1, 2)
+    left.plot([1, 2, 3], [0.5, 0.25, 0.125], label="PFA")
+    left.errorbar([1, 2], [1.0, 2.0], yerr=[[0.1, 0.2], [0.3, 0.4]], label="WeiAvg")
+    left.set_title("MNIST, LogR")
+    left.set_xlabel("round")
+    left.set_ylabel("accuracy")
+    right.bar([0, 1], [3.0, 5.0], label="counts")
+    right.text(0.5, 0.9, "sigma=1", transform=right.transAxes)
+    return fig
+
+
+def test_figure_table_holds_every_plotted_point() -> None:
+    fig = _figure()
+    table = figure_table(fig)
+    plt.close(fig)
+    pfa = table[table["series"] == "PFA"]
+    assert pfa["x"].tolist() == [1, 2, 3] and pfa["y"].tolist() == [0.5, 0.25, 0.125]
+    assert set(pfa["panel"]) == {"MNIST, LogR"} and set(pfa["x label"]) == {"round"}
+    weiavg = table[table["series"] == "WeiAvg"]
+    assert weiavg["y"].tolist() == [1.0, 2.0]  # the means; the bars' ends are their own rows
+    bars = table[table["panel"] == "sigma=1"]  # an untitled panel is named by its corner text
+    assert sorted(bars["y"]) == [3.0, 5.0] and sorted(bars["x"]) == [0.0, 1.0]
+
+
+def test_glue_figure_writes_the_numbers_beside_the_figure(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("myst_nb")
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: shown.extend(objects))
+    keep_figure_data(tmp_path)
+    try:
+        glue_figure("demo_fig", _figure())
+    finally:
+        keep_figure_data(None)
+    stored = pd.read_csv(tmp_path / "demo_fig.csv")
+    assert list(stored.columns) == ["panel", "x label", "y label", "series", "x", "y"]
+    np.testing.assert_allclose(stored[stored["series"] == "PFA"]["y"], [0.5, 0.25, 0.125])
+    assert any("../data/demo_fig.csv" in getattr(o, "data", "") for o in shown)
+    assert not plt.get_fignums()  # the figure was closed
