@@ -204,7 +204,9 @@ show_claims(claims)
 # claims reads them:
 
 # %%
-display(hu_claims.projection_table(runs, fig5).round(4))
+projection = hu_claims.projection_table(runs, fig5)
+display(projection.round(4))
+display(Markdown(hu_claims.projection_note(projection)))
 
 # %% [markdown]
 # ## The noise, and what it guarantees
@@ -213,8 +215,9 @@ display(hu_claims.projection_table(runs, fig5).round(4))
 # $s_1\approx 1/n_t$, added every round to variables that live in $[0, 1]$: over
 # hundreds of rounds it random-walks them out of their box, the next SDCA steps
 # pull back, $\lVert\Delta\alpha\rVert$ grows, and with it the data-dependent upload
-# noise $2\xi\lVert\Delta\alpha_t\rVert\sigma_2$. This is why the private objective in
-# {ref}`Figure 2 <fig-hu2020-2>` does not settle. A noise scale that depends on the data
+# noise $2\xi\lVert\Delta\alpha_t\rVert\sigma_2$, which is added to $W$ every round; the
+# projected variant above tells which of the two noises keeps the private objective of
+# {ref}`Figure 2 <fig-hu2020-2>` from settling. A noise scale that depends on the data
 # ($s_2$) is moreover not a differentially private mechanism by itself; the table
 # takes it at face value. It lists Theorem 5's multipliers ($c_2=\sqrt2$,
 # $\ln(1.25/\delta)$), accounted over all $K H$ rounds (this project) and over the

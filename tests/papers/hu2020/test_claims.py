@@ -123,3 +123,16 @@ def test_projection_table_sets_the_variant_beside_the_algorithm_as_written() -> 
     assert first["primal, projected"] == 4e9 and first["test error, projected"] == 0.05
     assert table.loc["Figure 5: epsilon=1", "test error, as written"] == pytest.approx(0.45)
     assert table.loc["Figure 5: epsilon=1", "test error, projected"] == pytest.approx(0.25)
+
+
+def test_projection_note_says_which_noise_drives_the_growth() -> None:
+    index = ["Figure 2a: x", "Figure 2b: x", "Figure 5: epsilon=1"]
+    table = pd.DataFrame({"primal, as written": [1e10, 2e10, np.nan],
+                          "primal, projected": [9e9, 1.8e10, np.nan],
+                          "primal, non-private": [700.0, 800.0, np.nan],
+                          "test error, as written": [0.47, 0.48, 0.4],
+                          "test error, projected": [0.46, 0.47, 0.4]}, index=index)
+    assert "does not rescue" in hu_claims.projection_note(table)
+    assert "0.90 times" in hu_claims.projection_note(table)
+    rescued = table.assign(**{"primal, projected": [1e3, 2e3, np.nan]})
+    assert "infeasible duals drive the growth" in hu_claims.projection_note(rescued)
