@@ -134,7 +134,10 @@ def run_synthetic(
     batch_size
         m, samples per user and iteration (paper: 10).
     seed
-        Seed of the sample and noise stream.
+        Seed of the sample and noise stream. On the authors' instance
+        (``task.instance == "authors"``) the samples come from the authors'
+        seeded generator and ``seed`` seeds the privacy noise only; that
+        instance samples every user (Q = N), as their script does.
     dtype
         Floating-point type of the computation.
     device
@@ -155,6 +158,9 @@ def run_synthetic(
     q = task.n_users if users_per_iteration is None else users_per_iteration
     if not 1 <= q <= task.n_users:
         raise ValueError(f"users_per_iteration must lie in [1, {task.n_users}], got {q}")
+    if task.instance == "authors" and q != task.n_users:
+        raise ValueError(f"the authors' instance samples every user: users_per_iteration must be "
+                         f"{task.n_users} (N), got {q}")
 
     # Diverging runs (large steps) pass through subnormal floats, which are
     # many times slower on CPUs; flushing them to zero changes nothing visible.
@@ -176,8 +182,20 @@ def _run(
     dtype: torch.dtype,
     device: str | torch.device,
 ) -> np.ndarray:
-    generator = torch.Generator().manual_seed(seed)
     theta_star = torch.as_tensor(task.theta_star(), dtype=dtype)
+    if task.instance == "authors":
+        stream = task.authors_stream(seed)
+        all_users = torch.arange(task.n_users)
+
+        def draw() -> tuple[torch.Tensor, ...]:
+            x, y, z = stream.draw(batch_size)
+            return all_users, *(torch.as_tensor(a, dtype=dtype) for a in (x, y, z))
+    else:
+        generator = torch.Generator().manual_seed(seed)
+
+        def draw() -> tuple[torch.Tensor, ...]:
+            return draw_iteration(task, theta_star, generator, q, batch_size)
+
     steps = [step_sizes(c.step, c.alpha_q) for c in configs]
 
     def on_device(values) -> torch.Tensor:
@@ -197,9 +215,7 @@ def _run(
     risks = torch.empty((iterations, n_configs), dtype=torch.float64, device=device)
     theta_star_b = theta_star[:, None, :].to(device)
     for t in range(iterations):
-        users, x, y, z = (
-            a.to(device) for a in draw_iteration(task, theta_star, generator, q, batch_size)
-        )
+        users, x, y, z = (a.to(device) for a in draw())
         local = thetas if q == task.n_users else thetas[users]
         model = torch.add(local, w, out=params[: len(users)])  # (Q, G, d)
         residual = torch.bmm(x, model.transpose(1, 2)).sub_(y[:, :, None])  # (Q, m, G)

@@ -2,9 +2,10 @@
 
 :func:`best_over_steps` turns runs into the curves the paper plots (the best
 step size at each iteration); :func:`tradeoff` is the accuracy-privacy table of
-Figure 2; :func:`evaluate` judges every claim of the chapter (Figures 1a, 1c,
-1d, 2 and the Stack Overflow claims, which are not run). The tables the chapter
-shows (grids, data, the clipping bound, privacy) are here too.
+Figure 2; :func:`setting_verdicts` judges the Figure 1a claims at every setting
+of the settings sweep; :func:`evaluate` judges every claim of the chapter
+(Figures 1a, 1c, 1d, 2 and the Stack Overflow claims, which are not run). The
+tables the chapter shows (grids, data, the clipping bound, privacy) are here too.
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ from fedlib.papers.ppsgd.experiment import (
     DELTA,
     EMNIST_FIGURE_ALPHA_Q,
     FIGURE_CLIP,
+    PAPER_SETTING,
+    SCRIPT_SETTING,
+    SYNTHETIC_INSTANCE,
     PpsgdSetup,
     SyntheticGrid,
     configs,
+    synthetic_task,
 )
 from fedlib.privacy import epsilon
 
@@ -87,45 +92,35 @@ def _fmt_alpha(alpha_q: float) -> str:
 # --- Figure 1a ----------------------------------------------------------------------------
 
 
-def figure1a_claims(curves: pd.DataFrame, scale: str) -> list[Claim]:
-    """Check the claims of Figure 1a on the best-over-steps curves at C = 1."""
-    curves = at_figure_clip(curves)
+FIGURE1A_CLAIM_IDS = ("fig1a-global-fastest-early", "fig1a-global-plateau",
+                      "fig1a-smaller-alpha-later", "fig1a-local-wins-large-noise")
+
+
+def figure1a_measures(curves: pd.DataFrame, clip: float = FIGURE_CLIP) -> dict:
+    """What the Figure 1a claims read off the best-over-steps curves at clipping norm ``clip``.
+
+    Per claim: whether it holds, and the numbers behind the verdict.
+    """
+    curves = curves[curves["clip"] == clip]
     sigmas = sorted(curves["noise_multiplier"].unique())
     alphas = sorted(curves["alpha_q"].unique())
     iterations = int(curves["iteration"].max())
     early = max(1, iterations // 30)
-    sheet = ClaimSheet(PAPER, scale)
 
     # 1. Global learning is fastest at the start, in every panel.
-    wins, details = [], []
+    early_best = []
     for sigma in sigmas:
         at_early = {a: _curve(curves, sigma, a).loc[early] for a in alphas}
-        best_alpha = min(at_early, key=at_early.get)
-        wins.append(math.isinf(best_alpha))
-        details.append(f"sigma={sigma:g}: best alpha*Q={_fmt_alpha(best_alpha)}")
-    sheet.add(
-        "fig1a-global-fastest-early", all(wins),
-        f"alpha*Q=inf has the lowest excess risk early (iteration {early}) in every panel",
-        f"{sum(wins)}/{len(wins)} panels; " + "; ".join(details),
-    )
+        early_best.append((sigma, min(at_early, key=at_early.get)))
+    wins = [math.isinf(a) for _, a in early_best]
 
     # 2. Global learning plateaus even without noise: it stops improving and
     #    ends above the best personalized level.
     glob = _curve(curves, 0.0, math.inf)
-    half = glob.loc[iterations // 2]
-    last = glob.loc[iterations]
+    half, last = glob.loc[iterations // 2], glob.loc[iterations]
     personal = {a: _curve(curves, 0.0, a).loc[iterations] for a in alphas if not math.isinf(a)}
     best_personal_alpha = min(personal, key=personal.get)
     best_personal = personal[best_personal_alpha]
-    plateau = last > 0.5 * half
-    above = last > 2.0 * best_personal
-    sheet.add(
-        "fig1a-global-plateau", plateau and above,
-        "at sigma=0, alpha*Q=inf stops improving (risk at T above half its value at T/2) "
-        "and ends more than 2x above the best finite alpha*Q",
-        f"alpha*Q=inf: {half:.3g} at t={iterations // 2}, {last:.3g} at t={iterations}; "
-        f"best finite alpha*Q={_fmt_alpha(best_personal_alpha)}: {best_personal:.3g}",
-    )
 
     # 3. Smaller alpha is better later: at the end, in every panel, the best
     #    level is finite and global-only is beaten.
@@ -133,13 +128,6 @@ def figure1a_claims(curves: pd.DataFrame, scale: str) -> list[Claim]:
     for sigma in sigmas:
         finals = {a: _curve(curves, sigma, a).loc[iterations] for a in alphas}
         best_final.append((sigma, min(finals, key=finals.get)))
-    finite_best = all(not math.isinf(a) for _, a in best_final)
-    sheet.add(
-        "fig1a-smaller-alpha-later", finite_best,
-        f"at the last iteration (T={iterations}) a finite alpha*Q beats alpha*Q=inf "
-        "in every panel",
-        "; ".join(f"sigma={s:g}: best alpha*Q={_fmt_alpha(a)}" for s, a in best_final),
-    )
 
     # 4. With large noise, local learning wins after about 200 iterations.
     sigma_max = max(sigmas)
@@ -153,28 +141,224 @@ def figure1a_claims(curves: pd.DataFrame, scale: str) -> list[Claim]:
     if local_best.iloc[-1]:
         not_best = local_best[~local_best]
         crossover = int(not_best.index.max()) + 1 if len(not_best) else int(local_best.index.min())
-    holds = crossover is not None and crossover <= iterations
-    sheet.add(
-        "fig1a-local-wins-large-noise", holds,
-        f"at the largest noise (sigma={sigma_max:g}) alpha*Q=0 becomes and stays the best "
+    return {
+        "iterations": iterations, "early": early, "sigma_max": sigma_max,
+        "early_best": early_best, "early_wins": sum(wins), "panels": len(wins),
+        "global_half": half, "global_last": last,
+        "best_personal_alpha": best_personal_alpha, "best_personal": best_personal,
+        "best_final": best_final, "local_last": local.iloc[-1], "others_last": others.iloc[-1],
+        "crossover": crossover,
+        "holds": {
+            "fig1a-global-fastest-early": all(wins),
+            "fig1a-global-plateau": last > 0.5 * half and last > 2.0 * best_personal,
+            "fig1a-smaller-alpha-later": all(not math.isinf(a) for _, a in best_final),
+            "fig1a-local-wins-large-noise": crossover is not None and crossover <= iterations,
+        },
+    }
+
+
+def figure1a_claims(curves: pd.DataFrame, scale: str, clip: float = FIGURE_CLIP,
+                    notes: dict[str, str] | None = None) -> list[Claim]:
+    """Check the claims of Figure 1a on the best-over-steps curves at clipping norm ``clip``
+    (the plots': C = 1). ``notes``: text appended to a claim's evidence, by claim id."""
+    m = figure1a_measures(curves, clip)
+    holds, iterations, notes = m["holds"], m["iterations"], notes or {}
+    sheet = ClaimSheet(PAPER, scale)
+
+    def add(claim_id: str, text: str, evidence: str, paper_value: str = "") -> None:
+        if notes.get(claim_id):
+            evidence = f"{evidence}. {notes[claim_id]}"
+        sheet.add(claim_id, holds[claim_id], text, evidence, paper_value=paper_value)
+
+    add("fig1a-global-fastest-early",
+        f"alpha*Q=inf has the lowest excess risk early (iteration {m['early']}) in every panel",
+        f"{m['early_wins']}/{m['panels']} panels; " + "; ".join(
+            f"sigma={s:g}: best alpha*Q={_fmt_alpha(a)}" for s, a in m["early_best"]))
+    add("fig1a-global-plateau",
+        "at sigma=0, alpha*Q=inf stops improving (risk at T above half its value at T/2) "
+        "and ends more than 2x above the best finite alpha*Q",
+        f"alpha*Q=inf: {m['global_half']:.3g} at t={iterations // 2}, {m['global_last']:.3g} "
+        f"at t={iterations}; best finite alpha*Q={_fmt_alpha(m['best_personal_alpha'])}: "
+        f"{m['best_personal']:.3g}")
+    add("fig1a-smaller-alpha-later",
+        f"at the last iteration (T={iterations}) a finite alpha*Q beats alpha*Q=inf "
+        "in every panel",
+        "; ".join(f"sigma={s:g}: best alpha*Q={_fmt_alpha(a)}" for s, a in m["best_final"]))
+    crossover = m["crossover"]
+    add("fig1a-local-wins-large-noise",
+        f"at the largest noise (sigma={m['sigma_max']:g}) alpha*Q=0 becomes and stays the best "
         "within the run",
-        (
-            f"alpha*Q=0 best from iteration {crossover} on" if crossover is not None
-            else f"alpha*Q=0 is not the best at T={iterations} "
-            f"({local.iloc[-1]:.3g} vs {others.iloc[-1]:.3g})"
-        ),
-        paper_value="after about 200 iterations",
-    )
+        f"alpha*Q=0 best from iteration {crossover} on" if crossover is not None
+        else f"alpha*Q=0 is not the best at T={iterations} "
+        f"({m['local_last']:.3g} vs {m['others_last']:.3g})",
+        paper_value="after about 200 iterations")
     return sheet.claims
 
 
-def synthetic_grid_table(setup: PpsgdSetup, scale: str, seed: int) -> pd.DataFrame:
+# --- Which setting gives the published figure ----------------------------------------------
+
+SETTING_KEYS = ["instance", "dim", "heterogeneity", "clip"]
+"""The columns that tell the settings of the settings sweep apart."""
+_SHORT_CLAIM = {
+    "fig1a-global-fastest-early": "global fastest early",
+    "fig1a-global-plateau": "global plateau",
+    "fig1a-smaller-alpha-later": "smaller alpha later",
+    "fig1a-local-wins-large-noise": "local wins (large noise)",
+}
+
+
+def setting_label(instance: str, dim: int, heterogeneity: float, clip: float) -> str:
+    """Which named setting (the paper's text, the script's defaults) a row is, if any."""
+    names = []
+    if (dim, heterogeneity) == PAPER_SETTING:
+        names.append("paper's text")
+    if (dim, heterogeneity) == SCRIPT_SETTING:
+        names.append("script's defaults")
+    if names and clip == FIGURE_CLIP:
+        names = [f"{n}, plots' C" for n in names]
+    if instance != "authors":
+        names.append("fedlib's own draw")
+    return "; ".join(names)
+
+
+def _measure_cell(claim_id: str, m: dict) -> str:
+    """A verdict with the numbers behind it, in a few characters."""
+    verdict = "HOLDS" if m["holds"][claim_id] else "FAILS"
+    if claim_id == "fig1a-global-fastest-early":
+        detail = f"{m['early_wins']}/{m['panels']} panels"
+    elif claim_id == "fig1a-global-plateau":
+        detail = (f"T vs T/2: {m['global_last'] / m['global_half']:.2g}x; "
+                  f"vs best finite: {m['global_last'] / m['best_personal']:.2g}x")
+    elif claim_id == "fig1a-smaller-alpha-later":
+        finite = sum(not math.isinf(a) for _, a in m["best_final"])
+        detail = f"{finite}/{len(m['best_final'])} panels"
+    else:
+        detail = (f"from t={m['crossover']}" if m["crossover"] is not None
+                  else f"not best at T ({m['local_last'] / m['others_last']:.2g}x)")
+    return f"{verdict} ({detail})"
+
+
+def setting_verdicts(runs: pd.DataFrame) -> pd.DataFrame:
+    """The Figure 1a claims at every setting of the settings sweep.
+
+    ``runs``: the table of :func:`~fedlib.papers.ppsgd.experiment.run_settings`.
+    One row per (instance, d, heterogeneity, C): the setting, the number of
+    claims that hold, and per claim its verdict with the numbers behind it.
+    """
+    rows = []
+    for key, part in runs.groupby(SETTING_KEYS, sort=False):
+        instance, dim, heterogeneity, clip = key
+        m = figure1a_measures(best_over_steps(part), clip)
+        rows.append({
+            "setting": setting_label(instance, int(dim), float(heterogeneity), float(clip)),
+            "instance": instance, "d": int(dim), "heterogeneity": float(heterogeneity),
+            "C": float(clip),
+            "claims holding": f"{sum(m['holds'].values())}/{len(m['holds'])}",
+            **{_SHORT_CLAIM[c]: _measure_cell(c, m) for c in FIGURE1A_CLAIM_IDS},
+        })
+    return pd.DataFrame(rows)
+
+
+def _row(table: pd.DataFrame, instance: str, dim: int, heterogeneity: float, clip: float
+         ) -> pd.Series | None:
+    sel = table[(table["instance"] == instance) & (table["d"] == dim)
+                & (table["heterogeneity"] == heterogeneity) & (table["C"] == clip)]
+    return None if sel.empty else sel.iloc[0]
+
+
+def _status(cell: str) -> str:
+    return cell.split(" ", 1)[0]
+
+
+def setting_notes(table: pd.DataFrame) -> dict[str, str]:
+    """Per Figure 1a claim, what the settings sweep says at the paper's stated setting:
+    the verdict on the authors' instance (what their script gives) and on fedlib's draw."""
+    dim, heterogeneity = PAPER_SETTING
+    authors = _row(table, "authors", dim, heterogeneity, FIGURE_CLIP)
+    own = _row(table, "fedlib", dim, heterogeneity, FIGURE_CLIP)
+    if authors is None:
+        return {}
+    notes = {}
+    for claim_id in FIGURE1A_CLAIM_IDS:
+        column = _SHORT_CLAIM[claim_id]
+        verdict = _status(authors[column])
+        text = (f"At the paper's setting (d={dim}, heterogeneity {heterogeneity:g}, "
+                f"C={FIGURE_CLIP:g}) the authors' script gives {verdict} (their instance, "
+                "which this engine reproduces to rounding; their privacy noise is unseeded, "
+                "this is one draw of it)")
+        if own is not None:
+            mine = _status(own[column])
+            text += (f"; fedlib's own draw gives {mine}, "
+                     + ("the same verdict" if mine == verdict else "a different verdict"))
+        notes[claim_id] = text
+    return notes
+
+
+def settings_conclusion(table: pd.DataFrame) -> str:
+    """The settings sweep in words (Markdown): where all four Figure 1a claims hold, and
+    what the paper's stated setting and the script's defaults give."""
+    authors = table[table["instance"] == "authors"]
+    all_hold = authors[authors["claims holding"] == f"{len(FIGURE1A_CLAIM_IDS)}/"
+                       f"{len(FIGURE1A_CLAIM_IDS)}"]
+
+    def describe(rows: pd.DataFrame) -> str:
+        return "; ".join(f"d={r.d}, heterogeneity {r.heterogeneity:g}, C={r.C:g}"
+                         for r in rows.itertuples())
+
+    def holding(dim: int, heterogeneity: float) -> str:
+        row = _row(table, "authors", dim, heterogeneity, FIGURE_CLIP)
+        if row is None:
+            return "nothing was run"
+        failing = [c for c in FIGURE1A_CLAIM_IDS if _status(row[_SHORT_CLAIM[c]]) == "FAILS"]
+        return (f"{row['claims holding']} claims hold at C={FIGURE_CLIP:g}"
+                + (f" (failing: {', '.join(_SHORT_CLAIM[c] for c in failing)})" if failing
+                   else ""))
+
+    paper_dim, paper_het = PAPER_SETTING
+    script_dim, script_het = SCRIPT_SETTING
+    text = (f"On the authors' instance, at the paper's stated setting (d={paper_dim}, "
+            f"heterogeneity {paper_het:g}) {holding(paper_dim, paper_het)}; at the script's "
+            f"defaults (d={script_dim}, heterogeneity {script_het:g}) "
+            f"{holding(script_dim, script_het)}. ")
+    if len(all_hold):
+        text += f"All four claims hold at: {describe(all_hold)}."
+    elif len(authors):
+        counts = authors["claims holding"].map(lambda v: int(v.split("/")[0]))
+        most = authors[counts == counts.max()]
+        text += (f"No setting of this sweep makes all four claims hold; the most "
+                 f"({most['claims holding'].iloc[0]}) hold at: {describe(most)}.")
+    paper = _row(table, "authors", paper_dim, paper_het, FIGURE_CLIP)
+    own = _row(table, "fedlib", paper_dim, paper_het, FIGURE_CLIP)
+    if paper is not None and own is not None:
+        same = [c for c in FIGURE1A_CLAIM_IDS
+                if _status(paper[_SHORT_CLAIM[c]]) == _status(own[_SHORT_CLAIM[c]])]
+        text += (f" At the paper's stated setting, fedlib's own draw gives the same verdict "
+                 f"as the authors' instance on {len(same)} of {len(FIGURE1A_CLAIM_IDS)} claims")
+        failing = [c for c in FIGURE1A_CLAIM_IDS if _status(paper[_SHORT_CLAIM[c]]) == "FAILS"]
+        if failing and all(c in same for c in failing):
+            text += (": the claims that fail there fail on the authors' own instance too, so "
+                     "their failure does not come from this library's draw of the task.")
+        else:
+            text += "."
+    return text
+
+
+INSTANCE_NAMES = {
+    "authors": "the authors' (their script's seed and order of draws)",
+    "fedlib": "fedlib's own draw",
+}
+
+
+def synthetic_grid_table(setup: PpsgdSetup, scale: str, seed: int,
+                         instance: str = SYNTHETIC_INSTANCE) -> pd.DataFrame:
     """The Figure 1a grid of this build, one row per property."""
     grid = setup.synthetic
     return pd.DataFrame({
         "tier": [scale],
+        "problem instance": [INSTANCE_NAMES[instance]],
         "users N": [grid.n_users],
         "dimension d": [grid.dim],
+        "heterogeneity (std of the users' deviations)": [f"{grid.heterogeneity:g}"],
         "iterations": [grid.iterations],
         "step sizes (each curve: minimum over these)": [", ".join(f"{s:g}" for s in grid.steps)],
         "alpha*Q": [", ".join(f"{a:g}" for a in grid.alpha_q)],
@@ -207,13 +391,10 @@ def clipping_bound(task: AdditiveSyntheticTask, max_step: float, clip: float) ->
     return shared_optimum_norm(task) / (max_step * clip)
 
 
-def _task(grid: SyntheticGrid, seed: int) -> AdditiveSyntheticTask:
-    return AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=seed)
-
-
-def clipping_table(grid: SyntheticGrid, seed: int) -> pd.DataFrame:
+def clipping_table(grid: SyntheticGrid, seed: int, instance: str = SYNTHETIC_INSTANCE
+                   ) -> pd.DataFrame:
     """How far clipping at C = 1 holds global-only learning back on the synthetic task."""
-    task = _task(grid, seed)
+    task = synthetic_task(grid, seed, instance)
     return pd.DataFrame({
         "quantity": [
             "distance of the shared optimum from the origin",
@@ -234,7 +415,8 @@ def best_alpha(frame: pd.DataFrame, iteration: int) -> str:
     return f"{row['alpha_q']:g} (risk {row['excess_risk']:.3g})"
 
 
-def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int) -> str:
+def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int,
+                    instance: str = SYNTHETIC_INSTANCE) -> str:
     """What the noise-free curves at the grid's largest clipping norm show (Markdown)."""
     loose = curves[(curves["clip"] == max(grid.clips)) & (curves["noise_multiplier"] == 0)]
     early_it = max(1, grid.iterations // 30)
@@ -242,8 +424,9 @@ def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int) -> str
         f"Without noise and with $C={max(grid.clips):g}$, the best personalization level is "
         f"$\\alpha Q=${best_alpha(loose, early_it)} at iteration {early_it} and "
         f"$\\alpha Q=${best_alpha(loose, grid.iterations)} at iteration {grid.iterations}. "
-        f"The users' optima differ by only $0.01$ on five coordinates, so a single shared "
-        f"model can reach an excess risk of {global_only_floor(_task(grid, seed)):.1e}: global "
+        f"The users' optima differ by only ${grid.heterogeneity:g}$ (standard deviation) on "
+        f"five coordinates, so a single shared model can reach an excess risk of "
+        f"{global_only_floor(synthetic_task(grid, seed, instance)):.1e}: global "
         "learning has no reason to plateau within the paper's 300 iterations, and the "
         "plateau the paper describes cannot come from this generator at this horizon."
     )
@@ -485,17 +668,20 @@ def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFram
     """Epsilon at the end of training under the authors' RDP accountant and under PLD.
 
     One row per private noise level of each figure: Figure 1a samples every user
-    (rate 1); the EMNIST rows take the users N of the Figure 1c runs and a
-    sampling rate 10/N for both figures, and each figure's own iterations T.
+    (rate 1); each EMNIST figure takes its own users N, sampling rate Q/N (Q
+    users per iteration, as its runs were configured) and iterations T.
     """
-    n_users_1c = int(runs_1c["n_users"].iloc[0])
     grid = setup.synthetic
+
+    def emnist(runs: pd.DataFrame, emnist_grid) -> tuple:
+        n_users = int(runs["n_users"].iloc[0])
+        return (n_users, emnist_grid.users_per_iteration / n_users, iterations_run(runs),
+                emnist_grid.sigmas)
+
     figures = {
         "1a synthetic": (grid.n_users, 1.0, grid.iterations, grid.sigmas),
-        "1c EMNIST linear": (n_users_1c, 10 / n_users_1c, iterations_run(runs_1c),
-                             setup.linear.sigmas),
-        "1d EMNIST CNN": (n_users_1c, 10 / n_users_1c, iterations_run(runs_1d),
-                          setup.cnn.sigmas),
+        "1c EMNIST linear": emnist(runs_1c, setup.linear),
+        "1d EMNIST CNN": emnist(runs_1d, setup.cnn),
     }
     rows = []
     for figure, (n_users, rate, iterations, sigmas) in figures.items():
@@ -512,14 +698,18 @@ def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFram
 
 
 def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.DataFrame,
-             setup: PpsgdSetup, scale: str) -> list[Claim]:
+             setup: PpsgdSetup, scale: str, settings: pd.DataFrame | None = None
+             ) -> list[Claim]:
     """Every claim of the chapter: Figures 1a, 1c, 1d, 2, then Stack Overflow (not run).
 
     The curves are those of :func:`best_over_steps` (1a: excess risk, lower is
-    better; 1c and 1d: test accuracy, higher is better).
+    better; 1c and 1d: test accuracy, higher is better). ``settings``: the
+    table of :func:`setting_verdicts`; the Figure 1a evidence then says what the
+    authors' script and fedlib's own draw give at the paper's stated setting.
     """
     sheet = ClaimSheet(PAPER, scale)
-    sheet.extend(figure1a_claims(curves_1a, scale))
+    notes = setting_notes(settings) if settings is not None else None
+    sheet.extend(figure1a_claims(curves_1a, scale, notes=notes))
     sheet.extend(figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
     sheet.extend(figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
     sheet.extend(figure2_claims(figure2_tradeoffs(curves_1a, curves_1c), scale))

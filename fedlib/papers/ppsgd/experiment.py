@@ -5,16 +5,21 @@ train the linear model and the CNN on per-writer EMNIST digits (Figure 2 reads
 the runs of 1a and 1c). This module holds what a run computes with: the grids
 of each tier (:data:`TIERS`), the EMNIST data a run loads (:func:`load_data`),
 the run configs (:func:`configs`), the sweep runner (:func:`run_group`, one
-vectorized PPSGD pass per group of configs) and the sweep of one figure
-(:func:`run`). What is read off the finished runs is in the paper's ``claims``
-module, what is drawn in its ``figures`` module.
+vectorized PPSGD pass per group of configs), the sweep of one figure
+(:func:`run`) and the sweep of Figure 1a over the settings the published figure
+may come from (:func:`run_settings`). What is read off the finished runs is in
+the paper's ``claims`` module, what is drawn in its ``figures`` module.
+
+Figure 1a runs by default on the authors' problem instance (``instance=
+"authors"``: the ground truth, samples and order of draws of their script,
+:mod:`fedlib.data.synthetic`); ``instance="fedlib"`` is this library's own draw.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -22,9 +27,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.checks import check_seed
 from fedlib.data.federated import FederatedClassification, split_per_user
 from fedlib.data.loaders import load_femnist_digits
-from fedlib.data.synthetic import AdditiveSyntheticTask
+from fedlib.data.synthetic import AUTHORS_SEED, AdditiveSyntheticTask, check_instance
 from fedlib.papers.ppsgd.algorithm import PPSGDConfig, releases_global_model, run_synthetic
 from fedlib.papers.ppsgd.emnist import (
     draw_schedule,
@@ -52,6 +58,19 @@ QUICK_SYNTHETIC_STEPS = PAPER_SYNTHETIC_STEPS[4:]
 PAPER_SYNTHETIC_SIGMAS = (0.0, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 SYNTHETIC_FIGURE_ALPHA_Q = (0.0, 0.3, 1.0, 3.0, math.inf)
 """The personalization levels Figure 1a draws."""
+SYNTHETIC_INSTANCE = "authors"
+"""The default draw of the synthetic task: the authors' (``fedlib``: this library's)."""
+PAPER_HETEROGENEITY = 0.01
+"""Standard deviation of the users' deviations in the paper's text (the authors' script: 0.1)."""
+
+PAPER_SETTING = (100, PAPER_HETEROGENEITY)
+"""(d, heterogeneity) of the paper's text."""
+SCRIPT_SETTING = (20, 0.1)
+"""(d, heterogeneity) of the authors' script's defaults (``--d 20 --local_weight 0.1``)."""
+SETTING_HETEROGENEITIES = (0.01, 0.1, 1.0)
+"""Heterogeneities of the settings sweep (at the paper's d = 100)."""
+SETTING_CLIPS = (1.0, 10.0, 100.0)
+"""Clipping norms of the settings sweep (every setting)."""
 
 PAPER_LINEAR_STEPS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01)
 PAPER_LINEAR_SIGMAS = (0.0, 0.1, 0.3, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0)
@@ -87,6 +106,8 @@ class SyntheticGrid:
     sigmas: tuple[float, ...]
     clips: tuple[float, ...] = (1.0,)
     batch_size: int = 10
+    heterogeneity: float = PAPER_HETEROGENEITY
+    """Standard deviation of the users' deviations on the five personal coordinates."""
 
 
 @dataclass(frozen=True)
@@ -243,13 +264,28 @@ def load_data(model: str, max_users: int | None, test_fraction: float, seed: int
     )
 
 
-def _synthetic_configs(grid: SyntheticGrid, seed: int, device: str) -> list[dict[str, Any]]:
+def synthetic_task(grid: SyntheticGrid, seed: int, instance: str = SYNTHETIC_INSTANCE
+                   ) -> AdditiveSyntheticTask:
+    """The synthetic task of ``grid``: the authors' draw (their seed, whatever ``seed``)
+    or this library's (seeded by ``seed``)."""
+    check_instance(instance)
+    return AdditiveSyntheticTask(
+        n_users=grid.n_users, dim=grid.dim, personal_scale=grid.heterogeneity,
+        seed=AUTHORS_SEED if instance == "authors" else seed, instance=instance,
+    )
+
+
+def _synthetic_configs(grid: SyntheticGrid, seed: int, device: str, instance: str
+                       ) -> list[dict[str, Any]]:
     """One config dict per run of Figure 1a's grid."""
+    check_instance(instance)
     return [
         {
             "experiment": SYNTHETIC_EXPERIMENT,
+            "instance": instance,
             "n_users": grid.n_users,
             "dim": grid.dim,
+            "heterogeneity": float(grid.heterogeneity),
             "iterations": grid.iterations,
             "batch_size": grid.batch_size,
             "seed": int(seed),
@@ -289,17 +325,20 @@ def _emnist_configs(grid: EmnistGrid, seed: int, device: str, source: str
 
 
 def configs(setup: PpsgdSetup, seed: int, *, figure: str | None = None, device: str = "cpu",
-            source: str = "leaf-sample") -> list[dict[str, Any]]:
+            source: str = "leaf-sample", instance: str = SYNTHETIC_INSTANCE
+            ) -> list[dict[str, Any]]:
     """One config dict per run of ``figure`` (``1a``, ``1c`` or ``1d``; None: all three).
 
     ``device``: the torch device of the engines; ``source``: where the EMNIST
-    digits come from (:data:`SOURCES`). No data is loaded.
+    digits come from (:data:`SOURCES`); ``instance``: the draw of the synthetic
+    task of Figure 1a (``authors`` or ``fedlib``). No data is loaded.
     """
+    check_seed(seed)
     figures = FIGURES if figure is None else (check_figure(figure),)
     found: list[dict[str, Any]] = []
     for name in figures:
         if name == "1a":
-            found += _synthetic_configs(setup.synthetic, seed, device)
+            found += _synthetic_configs(setup.synthetic, seed, device, instance)
         else:
             grid = setup.emnist(_FIGURE_MODEL[name])
             found += _emnist_configs(grid, seed, device, check_source(source))
@@ -312,19 +351,35 @@ def _synthetic_epsilons(noise_multiplier: float, sampling_rate: float, steps: in
     return epsilon_curve(noise_multiplier, sampling_rate, steps, DELTA, accountant="rdp")
 
 
+def _effective(config: PPSGDConfig) -> PPSGDConfig:
+    """The run ``config`` computes: local-only runs do not depend on noise or clipping."""
+    if releases_global_model(config):
+        return config
+    return PPSGDConfig(step=config.step, alpha_q=0.0, noise_multiplier=0.0, clip=1.0)
+
+
 def _run_synthetic_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
-    """One vectorized PPSGD pass for Figure 1a configs sharing a task and seed."""
+    """One vectorized PPSGD pass for Figure 1a configs sharing a task and seed (float32;
+    in float64 the engine reproduces the authors' script to rounding, see the tests)."""
     first = configs[0]
-    task = AdditiveSyntheticTask(n_users=first["n_users"], dim=first["dim"], seed=first["seed"])
+    grid = SyntheticGrid(n_users=first["n_users"], dim=first["dim"],
+                         iterations=first["iterations"], steps=(), alpha_q=(), sigmas=(),
+                         batch_size=first["batch_size"], heterogeneity=first["heterogeneity"])
+    task = synthetic_task(grid, first["seed"], first["instance"])
     ppsgd_configs = [
         PPSGDConfig(step=c["step"], alpha_q=c["alpha_q"], noise_multiplier=c["noise_multiplier"],
                     clip=c["clip"])
         for c in configs
     ]
-    risks = run_synthetic(
-        task, ppsgd_configs, first["iterations"], batch_size=first["batch_size"],
+    # A run that releases nothing (alpha*Q = 0) never reads its noise level or
+    # clipping norm: such runs are simulated once per step size.
+    distinct = list(dict.fromkeys(_effective(c) for c in ppsgd_configs))
+    distinct_risks = run_synthetic(
+        task, distinct, first["iterations"], batch_size=first["batch_size"],
         seed=first["seed"] + 1, dtype=torch.float32, device=first["device"],
     )
+    row = {config: i for i, config in enumerate(distinct)}
+    risks = [distinct_risks[row[_effective(c)]] for c in ppsgd_configs]
     iterations = np.arange(1, first["iterations"] + 1)
     tables = []
     for config, ppsgd_config, risk in zip(configs, ppsgd_configs, risks, strict=True):
@@ -335,6 +390,7 @@ def _run_synthetic_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         tables.append(
             pd.DataFrame(
                 {
+                    **{k: config[k] for k in ("instance", "dim", "heterogeneity")},
                     **{k: config[k] for k in ("step", "alpha_q", "noise_multiplier", "clip")},
                     "iteration": iterations,
                     "excess_risk": risk,
@@ -405,7 +461,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
 
 
 def run(setup: PpsgdSetup, seed: int, *, figure: str, device: str = "cpu",
-        source: str = "leaf-sample", workers: int | None = None, ray_address: str | None = None,
+        source: str = "leaf-sample", instance: str = SYNTHETIC_INSTANCE,
+        workers: int | None = None, ray_address: str | None = None,
         progress: bool = True, max_group_size: int | None = None) -> pd.DataFrame:
     """Every run of one figure's grid (cached); one row per run and iteration (1a) or
     evaluation (1c, 1d).
@@ -414,9 +471,10 @@ def run(setup: PpsgdSetup, seed: int, *, figure: str, device: str = "cpu",
     EMNIST runs are split into one group per worker (at most
     :data:`EMNIST_GROUP_SIZE` runs per group, which bounds the memory of the
     personal models), except at tiers too small to repay starting worker
-    processes.
+    processes. ``instance``: the draw of Figure 1a's synthetic task (``authors`` or
+    ``fedlib``).
     """
-    found = configs(setup, seed, figure=figure, device=device, source=source)
+    found = configs(setup, seed, figure=figure, device=device, source=source, instance=instance)
     if figure == "1a":
         experiment = SYNTHETIC_EXPERIMENT
         if max_group_size is None:
@@ -430,4 +488,47 @@ def run(setup: PpsgdSetup, seed: int, *, figure: str, device: str = "cpu",
     return sweep(
         experiment, found, run_group, batched=BATCHED, max_group_size=max_group_size,
         workers=workers, ray_address=ray_address, progress=progress,
+    )
+
+
+def setting_grids(setup: PpsgdSetup) -> list[tuple[str, SyntheticGrid]]:
+    """(instance, grid) of every setting of the settings sweep, from the tier's grid.
+
+    On the authors' instance: the paper's d = 100 at each heterogeneity of
+    :data:`SETTING_HETEROGENEITIES`, and the script's defaults
+    (:data:`SCRIPT_SETTING`), each at every clipping norm of
+    :data:`SETTING_CLIPS`; then this library's draw at the paper's setting and
+    the plots' clipping norm, for comparison. Users, iterations, step sizes,
+    personalization and noise levels are the tier's.
+    """
+    base = setup.synthetic
+    dim, heterogeneity = PAPER_SETTING
+    grids = [("authors", replace(base, dim=dim, heterogeneity=h, clips=SETTING_CLIPS))
+             for h in SETTING_HETEROGENEITIES]
+    script_dim, script_heterogeneity = SCRIPT_SETTING
+    grids.append(("authors", replace(base, dim=script_dim, heterogeneity=script_heterogeneity,
+                                     clips=SETTING_CLIPS)))
+    grids.append(("fedlib", replace(base, dim=dim, heterogeneity=heterogeneity,
+                                    clips=(FIGURE_CLIP,))))
+    return grids
+
+
+def setting_configs(setup: PpsgdSetup, seed: int, *, device: str = "cpu"
+                    ) -> list[dict[str, Any]]:
+    """One config dict per run of the settings sweep (:func:`setting_grids`)."""
+    check_seed(seed)
+    return [config for instance, grid in setting_grids(setup)
+            for config in _synthetic_configs(grid, seed, device, instance)]
+
+
+def run_settings(setup: PpsgdSetup, seed: int, *, device: str = "cpu",
+                 workers: int | None = None, ray_address: str | None = None,
+                 progress: bool = True) -> pd.DataFrame:
+    """Figure 1a's runs at every setting of :func:`setting_grids` (cached, and shared with
+    :func:`run` where the configs coincide); one row per run and iteration, with the
+    columns instance, dim and heterogeneity that tell the settings apart."""
+    return sweep(
+        SYNTHETIC_EXPERIMENT, setting_configs(setup, seed, device=device), run_group,
+        batched=BATCHED, max_group_size=SYNTHETIC_GROUP_SIZE, workers=workers,
+        ray_address=ray_address, progress=progress,
     )

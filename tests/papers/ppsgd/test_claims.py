@@ -68,6 +68,94 @@ def test_figure1a_claims_read_only_the_plots_clipping_norm() -> None:
     assert claims.figure1a_claims(both, "test") == claims.figure1a_claims(good, "test")
 
 
+def _runs(shape: dict[float, np.ndarray], sigmas=(0.0, 100.0), **setting) -> pd.DataFrame:
+    """Runs of one step size shaped like ``shape``, with the columns of the settings sweep."""
+    rows = []
+    for sigma in sigmas:
+        for alpha_q, risk in shape.items():
+            values = risk(sigma) if callable(risk) else risk
+            rows += [{**setting, "noise_multiplier": sigma, "alpha_q": alpha_q, "step": 0.1,
+                      "iteration": t, "excess_risk": v, "epsilon": 0.0}
+                     for t, v in enumerate(values, start=1)]
+    return pd.DataFrame(rows)
+
+
+PAPER_LIKE = {INF: 10 / T + 3.0, 1.0: lambda s: 30 / T + 0.1 + s / 100, 0.0: 50 / T + 0.05}
+NO_PLATEAU = {INF: 10 / T, 1.0: 30 / T + 0.1, 0.0: 50 / T + 0.05}
+
+
+def test_figure1a_claims_at_another_clip_and_with_notes() -> None:
+    curves = claims.best_over_steps(_runs(PAPER_LIKE, clip=10.0))
+    at_ten = claims.figure1a_claims(curves, "t", clip=10.0,
+                                    notes={"fig1a-global-plateau": "A note"})
+    assert [c.status for c in at_ten] == ["HOLDS"] * 4
+    assert at_ten[1].evidence.endswith(". A note")
+    assert not at_ten[0].evidence.endswith("note")
+
+
+def test_setting_verdicts_judge_every_setting_and_say_which_is_which() -> None:
+    settings = [("authors", 100, 0.01, 1.0, PAPER_LIKE), ("authors", 100, 0.01, 10.0, NO_PLATEAU),
+                ("authors", 20, 0.1, 1.0, NO_PLATEAU), ("fedlib", 100, 0.01, 1.0, NO_PLATEAU)]
+    runs = pd.concat([_runs(shape, instance=i, dim=d, heterogeneity=h, clip=c)
+                      for i, d, h, c, shape in settings], ignore_index=True)
+    table = claims.setting_verdicts(runs)
+    assert list(table["setting"]) == ["paper's text, plots' C", "paper's text",
+                                      "script's defaults, plots' C",
+                                      "paper's text, plots' C; fedlib's own draw"]
+    assert list(table["claims holding"]) == ["4/4", "1/4", "1/4", "1/4"]
+    first = table.iloc[0]
+    assert first["global fastest early"] == "HOLDS (2/2 panels)"
+    assert first["global plateau"] == "HOLDS (T vs T/2: 0.95x; vs best finite: 5.3x)"
+    assert first["local wins (large noise)"].startswith("HOLDS (from t=")
+    assert table.iloc[1]["global plateau"].startswith("FAILS")
+    assert table.iloc[1]["smaller alpha later"] == "FAILS (0/2 panels)"
+
+    notes = claims.setting_notes(table)
+    assert set(notes) == set(claims.FIGURE1A_CLAIM_IDS)
+    assert "the authors' script gives HOLDS" in notes["fig1a-global-plateau"]
+    assert notes["fig1a-global-plateau"].endswith("fedlib's own draw gives FAILS, "
+                                                  "a different verdict")
+    assert notes["fig1a-global-fastest-early"].endswith("gives HOLDS, the same verdict")
+    assert claims.setting_notes(table[table["instance"] == "fedlib"]) == {}
+
+    conclusion = claims.settings_conclusion(table)
+    assert ("at the paper's stated setting (d=100, heterogeneity 0.01) 4/4 claims hold at C=1;"
+            in conclusion)
+    assert ("at the script's defaults (d=20, heterogeneity 0.1) 1/4 claims hold at C=1 "
+            "(failing: global plateau, smaller alpha later, local wins (large noise))"
+            in conclusion)
+    assert "All four claims hold at: d=100, heterogeneity 0.01, C=1." in conclusion
+    none = claims.settings_conclusion(table.iloc[1:])
+    assert "paper's stated setting (d=100, heterogeneity 0.01) nothing was run" in none
+    assert ("No setting of this sweep makes all four claims hold; the most (1/4) hold at: "
+            "d=100, heterogeneity 0.01, C=10; d=20, heterogeneity 0.1, C=1." in none)
+    assert "fedlib's own draw gives the same verdict" not in none  # no authors' row to compare
+    assert ("fedlib's own draw gives the same verdict as the authors' instance on 1 of 4 "
+            "claims." in conclusion)
+    both_fail = pd.concat([table.iloc[[3]], table.iloc[[3]].assign(instance="authors")])
+    same = claims.settings_conclusion(both_fail)  # the paper's setting fails alike on both
+    assert "on 4 of 4 claims: the claims that fail there fail on the authors' own" in same
+
+
+def test_evaluate_adds_the_settings_to_the_figure1a_evidence() -> None:
+    setup = experiment.tier("smoke")
+    curves_1c = _figure1_curves().assign(clip=1.0)
+    runs = pd.concat([_runs(PAPER_LIKE, instance=i, dim=100, heterogeneity=0.01, clip=1.0)
+                      for i in ("authors", "fedlib")], ignore_index=True)
+    table = claims.setting_verdicts(runs)
+    plain = claims.evaluate(_synthetic_curves(), curves_1c, curves_1c, setup, "smoke")
+    noted = claims.evaluate(_synthetic_curves(), curves_1c, curves_1c, setup, "smoke",
+                            settings=table)
+    for before, after in zip(plain, noted, strict=True):
+        assert (before.claim_id, before.status, before.text) == (
+            after.claim_id, after.status, after.text)
+        if before.claim_id.startswith("fig1a-"):
+            assert after.evidence.startswith(before.evidence)
+            assert after.evidence.endswith("the same verdict")
+        else:
+            assert after == before
+
+
 def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() -> None:
     runs = pd.DataFrame({
         "clip": 1.0, "noise_multiplier": 0.0, "alpha_q": 1.0, "epsilon": 0.0,
@@ -104,10 +192,13 @@ def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
     assert claims.clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
 
 
-def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid() -> None:
+@pytest.mark.parametrize(("instance", "seed"), [("fedlib", 3), ("authors", 42)])
+def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid(instance: str,
+                                                                     seed: int) -> None:
     grid = experiment.tier("smoke").synthetic
-    task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=3)
-    table = claims.clipping_table(grid, 3)
+    task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=seed,
+                                 instance=instance)
+    table = claims.clipping_table(grid, 3, instance)
     assert list(table["value"]) == [
         f"{claims.shared_optimum_norm(task):.1f}",
         f"{claims.clipping_bound(task, max(grid.steps), 1.0):.0f}",
@@ -119,7 +210,7 @@ def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid() -> None:
          "excess_risk": (a + 1.0) if t == early else 1.0 / (a + 1.0)}
         for c in grid.clips for a in (0.0, 3.0) for t in (early, grid.iterations)
     ])
-    note = claims.loose_clip_note(curves, grid, 3)
+    note = claims.loose_clip_note(curves, grid, 3, instance)
     assert f"$C={max(grid.clips):g}$" in note
     assert f"$\\alpha Q=$0 (risk 1) at iteration {early}" in note
     assert f"$\\alpha Q=$3 (risk 0.25) at iteration {grid.iterations}" in note
@@ -273,7 +364,8 @@ def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> N
     assert list(table.columns) == ["figure", "users N", "rate Q/N", "iterations T", "sigma",
                                    "eps RDP", "eps PLD"]
     assert list(table["figure"]) == ["1a synthetic", "1c EMNIST linear", "1d EMNIST CNN"]
-    assert list(table["users N"]) == [50, 25, 25]
+    assert list(table["users N"]) == [50, 25, 20]  # each EMNIST figure its own writers
+    assert table.iloc[2]["rate Q/N"] == 10 / 20
     assert list(table["iterations T"]) == [40, 40, 3]
     assert list(table["sigma"]) == [100.0, 3.0, 3.0]
     row = table.iloc[1]

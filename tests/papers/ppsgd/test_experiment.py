@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from fedlib.checks import check_device, check_seed
+from fedlib.data.federated import split_per_user
 from fedlib.papers.ppsgd import experiment
-from fedlib.papers.ppsgd.emnist import split_per_user
 from fedlib.privacy import epsilon, epsilon_curve
 from fedlib.tiers import check_scale
 
@@ -187,3 +187,13 @@ def test_bad_worker_counts_are_rejected(workers) -> None:
     with pytest.raises(ValueError, match="workers"):
         check_workers(workers)
     assert check_workers(0) == 0 and check_workers(3) == 3
+
+
+def test_local_only_runs_are_simulated_once_whatever_their_noise_and_clip() -> None:
+    local = [c for c in synthetic_configs("smoke") if c["alpha_q"] == 0 and c["step"] == 0.7]
+    assert len({(c["noise_multiplier"], c["clip"]) for c in local}) == 4
+    tables = experiment.run_group(local)
+    for table in tables[1:]:
+        np.testing.assert_array_equal(table["excess_risk"], tables[0]["excess_risk"])
+    alone = experiment.run_group(local[-1:])[0]
+    np.testing.assert_allclose(alone["excess_risk"], tables[0]["excess_risk"], rtol=1e-5)
