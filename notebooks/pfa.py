@@ -89,8 +89,9 @@ glue_figure("pfa_fig3", pfa_figures.figure_3(curves))
 # ```{glue:figure} pfa_fig3
 # :name: fig-pfa-3
 #
-# Test accuracy of the global model against communication rounds on MNIST and
-# Fashion-MNIST, LogR and CNN, IID data, budgets from MixGauss1, for every aggregator.
+# Figure 3 (Liu et al. 2022), reproduced. Test accuracy of the global model against communication
+# rounds on MNIST and Fashion-MNIST, LogR and CNN, IID data, budgets from MixGauss1, for every
+# aggregator.
 # ```
 
 # %% [markdown]
@@ -103,9 +104,9 @@ glue_figure("pfa_fig4", pfa_figures.figure_4(final))
 # ```{glue:figure} pfa_fig4
 # :name: fig-pfa-4
 #
-# Final test accuracy (mean of the last three evaluations) on MNIST for each budget
-# distribution of the paper's Table 1, every aggregator (the model is given in the
-# setup table: LogR at the quick tier, the CNN at the paper tier).
+# Figure 4 (Liu et al. 2022), reproduced. Final test accuracy (mean of the last three evaluations)
+# on MNIST for each budget distribution of the paper's Table 1, every aggregator (the model is
+# given in the setup table: LogR at the quick tier, the CNN at the paper tier).
 # ```
 
 # %% [markdown]
@@ -124,10 +125,10 @@ glue_figure("pfa_fig6", pfa_figures.figure_6(final))
 # ```{glue:figure} pfa_fig6
 # :name: fig-pfa-6
 #
-# MNIST, LogR, MixGauss1: (a) final accuracy of PFA+ against the projection
-# dimension $k$; (b) PFA with the top-$k$ subspace of the public updates against a
-# random Gaussian $k$-dimensional subspace. Beyond the rank of the public updates
-# (their number minus one) the extra directions are random in both cases.
+# Figure 6 (Liu et al. 2022), reproduced. MNIST, LogR, MixGauss1: (a) final accuracy of PFA+
+# against the projection dimension $k$; (b) PFA with the top-$k$ subspace of the public updates
+# against a random Gaussian $k$-dimensional subspace. Beyond the rank of the public updates (their
+# number minus one) the extra directions are random in both cases.
 # ```
 
 # %% [markdown]
@@ -141,10 +142,10 @@ display(pfa_claims.paper_uplink_table(setup.k))
 # ```{glue:figure} pfa_fig7
 # :name: fig-pfa-7
 #
-# Cumulative uplink megabytes (4 bytes per float sent) of the full-update methods
-# (every method but PFA+ sends the same) and of PFA+, in this build's Figure 3 runs.
-# The table above counts the same at the paper's Figure 7 setting ($M=50$, 40 sampled
-# clients of which 5 public, 100 rounds), every client taking part every round.
+# Figure 7 (Liu et al. 2022), reproduced. Cumulative uplink megabytes (4 bytes per float sent) of
+# the full-update methods (every method but PFA+ sends the same) and of PFA+, in this build's
+# Figure 3 runs. The table above counts the same at the paper's Figure 7 setting ($M=50$, 40
+# sampled clients of which 5 public, 100 rounds), every client taking part every round.
 # ```
 
 # %% [markdown]
@@ -157,7 +158,8 @@ glue_figure("pfa_fig8", pfa_figures.figure_8(curves))
 # ```{glue:figure} pfa_fig8
 # :name: fig-pfa-8
 #
-# As {numref}`fig-pfa-3` on MNIST with the non-IID shard partition.
+# Figure 8 (Liu et al. 2022), reproduced. As {ref}`Figure 3 <fig-pfa-3>` on MNIST with the non-IID
+# shard partition.
 # ```
 
 # %% [markdown]
@@ -170,9 +172,9 @@ glue_figure("pfa_fig13", pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
 # ```{glue:figure} pfa_fig13
 # :name: fig-pfa-13
 #
-# Share of the variance carried by each eigenvalue of the centred covariance of the
-# public updates (first layer, MNIST, Figure 3's PFA runs) at the first, middle and last
-# rounds.
+# Figure 13 (Liu et al. 2022), reproduced. Share of the variance carried by each eigenvalue of the
+# centred covariance of the public updates (first layer, MNIST, Figure 3's PFA runs) at the first,
+# middle and last rounds.
 # ```
 
 # %% [markdown]

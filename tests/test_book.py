@@ -141,7 +141,7 @@ def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -
                 # every code cell is folded behind a toggle: the page opens on prose and results
                 visible = page.evaluate(
                     "() => [...document.querySelectorAll('div.cell_input')]"
-                    ".filter(e => e.offsetParent !== null && e.offsetHeight > 0).length")
+                    ".filter(e => !e.closest('details') || e.closest('details').open).length")
                 assert visible == 0, f"{name} shows {visible} code cells unfolded"
         page.goto((html / "generated" / "scorecard.html").as_uri())
         page.screenshot(path=str(built_book / "scorecard-page.png"), full_page=False)
