@@ -143,10 +143,11 @@ def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -
                     "() => [...document.querySelectorAll('div.cell_input')]"
                     ".filter(e => !e.closest('details') || e.closest('details').open).length")
                 assert visible == 0, f"{name} shows {visible} code cells unfolded"
-        page.goto((html / "generated" / "scorecard.html").as_uri())
-        page.screenshot(path=str(built_book / "scorecard-page.png"), full_page=False)
-        page.goto((html / "index.html").as_uri())
-        page.screenshot(path=str(built_book / "index-page.png"), full_page=False)
+        for name in ("generated/scorecard", "index"):
+            page.goto((html / f"{name}.html").as_uri())
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(built_book / f"{name.split('/')[-1]}-page.png"))
         browser.close()
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.checks import check_seed
 from fedlib.data.cifar10 import load_cifar10
 from fedlib.data.imdb import build_vocabulary, encode_reviews, load_imdb
 from fedlib.data.loaders import load_fashion_mnist, load_mnist
@@ -230,6 +231,7 @@ def _configs(base: dict[str, Any], variants: list[Variant]) -> list[dict[str, An
 
 def configs(setup: PfaSetup, seed: int) -> list[dict[str, Any]]:
     """Every run of the chapter at this setup (no data is loaded)."""
+    check_seed(seed)
     s = setup
     main = [Variant(a, s.k) for a in MAIN_AGGREGATORS]
     planned: list[dict[str, Any]] = []
