@@ -127,7 +127,8 @@ def _browser(playwright_module):
 def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -> None:
     playwright = pytest.importorskip("playwright.sync_api")
     html = built_book / "_build" / "html"
-    pages = ["index", "generated/scorecard", *[f"generated/{p.id}" for p in PAPERS]]
+    # index.html only redirects to the landing page, intro.html
+    pages = ["intro", "generated/scorecard", *[f"generated/{p.id}" for p in PAPERS]]
     with playwright.sync_playwright() as p:
         browser = _browser(p)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -143,7 +144,7 @@ def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -
                     "() => [...document.querySelectorAll('div.cell_input')]"
                     ".filter(e => !e.closest('details') || e.closest('details').open).length")
                 assert visible == 0, f"{name} shows {visible} code cells unfolded"
-        for name in ("generated/scorecard", "index"):
+        for name in ("generated/scorecard", "intro"):
             page.goto((html / f"{name}.html").as_uri())
             page.wait_for_load_state("load")
             page.wait_for_timeout(500)
