@@ -69,7 +69,10 @@ setup = pfa.tier(scale)
 # per-example clipping $C=1$, batch $B=8$, $\tau$ steps; LogR (7,850 parameters) or the
 # paper's 2-layer CNN; $\delta = 10^{-5}$. All aggregators of a setting train on the same
 # federation, the same sampled clients and the same minibatches; they differ only in
-# their noise and their aggregation. This build's tier:
+# their noise and their aggregation. As in the authors' code, training stops once fewer
+# than $K$ clients, or no public client, have budget left, and NP-FedAvg is plain SGD
+# (no clipping). Beside the figures, the tier runs the defaults of the authors' released
+# code (see [below](pfa-authors-code)). This build's tier:
 
 # %%
 display(pfa_claims.setup_table(setup, scale))
@@ -220,7 +223,63 @@ show_claims(claims)
 #   either way.
 #
 # The paper's runs have more local steps ($\tau=100$), more rounds and a tuned
-# learning rate per method; these may widen the gaps, and the paper tier runs them.
+# learning rate per method; the paper tier runs them. Scale is not what separates
+# these verdicts from the paper's, though: the noise calibration is (next section).
+
+# %% [markdown]
+# (pfa-authors-code)=
+# ## The authors' code beside ours
+#
+# The authors' released code (`Emory-AIMS/PFA`, TensorFlow 1-style with TensorFlow
+# Privacy) was run unmodified at its defaults with $M=30$: MNIST, logistic regression,
+# 2,000 IID examples per client, 100 rounds of 100 local DP-SGD steps, batch 4 in 4
+# microbatches (per-example clipping at $C=1$), lr 0.1, 80% of the clients per round,
+# $k=1$, 256 Lanczos iterations. Its budget files `mixgauss1.txt` and `mixgauss3.txt` hold
+# our MixGauss2 and MixGauss1 (their file names are shifted from the paper's Table 1).
+# The setting "authors" runs our implementation at the same configuration, drawing the
+# very budgets of their runs from the same numpy seeds, once with the authors' noise
+# calibration and once with the exact accountant (this tier's rounds and local steps are
+# in the column names: only the paper tier runs their 100 x 100). Their accuracies,
+# with the commit, versions and command, are recorded in `fedlib.papers.pfa.authors`.
+
+# %%
+comparison = pfa_claims.authors_comparison(runs)
+display(pfa_claims.authors_table(comparison))
+display(pfa_claims.authors_gaps(comparison).round(1))
+
+# %% [markdown]
+# Final accuracy (mean of the last 10 evaluations), mean ± sd over seeds (number of
+# seeds); below, per seed, how many points PFA and PFA+ are above WeiAvg, and how many
+# clients drew a budget near 10 (the "public" clients are the top 3 whatever their budget).
+#
+# What the comparison shows:
+#
+# - **The calibration decides the ordering.** The authors' code sets a client's noise
+#   multiplier with the closed form $10\,q\sqrt{T^*\log_{10}(1/\delta)}/\varepsilon$
+#   ($T^*$: all its planned local steps) and retires it with the same formula. At their
+#   defaults that is $4/\varepsilon$: 40 for $\varepsilon=0.1$ and 8 for 0.5, five to
+#   six times what an exact accountant needs (6.1 and 1.6), and 0.4 for $\varepsilon=10$,
+#   less than it needs (0.51: such a client really spends $\varepsilon \approx 25$). With
+#   the closed form the private clients are so noisy that discarding their update, as PFA
+#   nearly does, wins: our PFA then beats WeiAvg as in the paper. With the accountant the
+#   private updates carry signal and WeiAvg keeps it: WeiAvg wins, at their scale as at
+#   ours (at the paper tier, 100 x 100 at their defaults, we measured PFA about 10 points
+#   above WeiAvg on MixGauss1 with the closed form and about 3 points below it with the
+#   accountant).
+# - **The subspace hardly matters at $k=1$.** Their Lanczos routine, run for 256
+#   iterations on the rank-2 covariance of 3 public updates without a breakdown test,
+#   returns a direction mostly outside the public updates' span; PFA with a random
+#   direction (our ablation, in the table) does as well as with the true top eigenvector.
+#   What PFA keeps is essentially the public clients' mean.
+# - **PFA needs the public clients to be generous.** The top 10% are public whatever
+#   their budgets; in a draw with fewer than 3 budgets near 10, low-budget clients are
+#   "public", their noise enters the public mean unweighted, and PFA falls below WeiAvg in
+#   their code and ours.
+# - **Absolute accuracies differ** between the two codes: their LogR applies the softmax
+#   twice (probabilities go into the softmax cross-entropy as logits), starts at zero and
+#   sees unstandardised pixels, so its gradients shrink as it learns while the noise does
+#   not. `AuthorsSetting(model="logr-authors")` runs that model in our loop (on the
+#   engine's general path, about 13 times slower).
 
 # %% [markdown]
 # ## Privacy: every client's ledger
@@ -240,23 +299,58 @@ display(ledger.round(3))
 display(Markdown(pfa_claims.ledger_note(example, ledger)))
 
 # %% [markdown]
+# The same for the first closed-form run of the authors' defaults (its noise is the
+# closed form's; the spent columns give what it costs under the accountants):
+
+# %%
+authors_example = pfa_claims.authors_example(setup, seed)
+authors_ledger = pfa_claims.ledger_table(authors_example)
+display(authors_ledger.round(3))
+display(Markdown(pfa_claims.ledger_note(authors_example, authors_ledger)))
+
+# %% [markdown]
 # ## Deviations from the paper
 #
-# - Noise multipliers come from an exact accountant per client (the authors use a closed
-#   form, shown above); clients are retired by the ledger, not by a fixed round count.
+# From the paper, and from the authors' released code (commit `72b3f89`), which the
+# paper's text does not always match:
+#
+# - Noise multipliers come from an exact accountant per client (RDP, integer orders);
+#   the authors use a closed form that over-noises small budgets and under-noises large
+#   ones (above, and the setting "authors", which runs both). The ledger retires a client
+#   when one more round would exceed its budget, as their code does with its formula;
+#   both allow exactly the planned rounds (their float comparison refuses the last one to
+#   about one client in ten).
 # - DP-SGD batches are drawn without replacement within a step (fixed size $B$) while the
 #   accountant assumes Poisson sampling at rate $B/N_m$, as is common practice (and as
 #   the authors do).
+# - Data: the paper's text gives 1,200 examples per client and $B=8$; the authors' code
+#   deals out the whole training set (2,000 per client at $M=30$) with $B=4$ in 4
+#   microbatches (per-example clipping). The figures follow the text, the setting
+#   "authors" the code.
 # - The quick tier runs $T=30$ rounds of $\tau=20$ steps (paper: 100 and 100), one
 #   repeat (paper: 5), one learning rate per model (paper: the best of a grid), $k=1$
 #   for Figures 3, 4 and 8, 2,000 test images, and Figure 4 with LogR instead of the
-#   CNN. The paper tier restores all but the learning-rate grid.
-# - Pareto budgets: the paper gives no parameters; we use scale 1, shape 1.16, capped at
-#   10 *(inferred)*. Gaussian draws are floored at 0.01 (a budget must be positive).
-# - The subspace is computed from the centred covariance of the individual public
-#   updates (the authors' code), not the rank-one $\bar x \bar x^\top$ of the text; when
-#   $k$ exceeds its rank the remaining directions are random in the orthogonal complement.
-# - Models output plain logits (the authors' LogR applies softmax twice).
+#   CNN; its run of the authors' defaults has the same $T$ and $\tau$ and one seed. The
+#   paper tier restores all but the learning-rate grid.
+# - Budgets: the figures draw from Table 1 with their own generator; the setting
+#   "authors" draws as the authors' code does (numpy's legacy generator, all budgets
+#   drawn again until one exceeds 1). Pareto budgets: the paper gives no parameters; we
+#   use scale 1, shape 1.16, capped at 10 *(inferred)*. Gaussian draws are floored at
+#   0.01 (a budget must be positive).
+# - Sampling: all aggregators of a setting share one schedule, which redraws until a
+#   public client is in the round and stops training when none is left; the authors'
+#   code does this for PFA only (its FedAvg and WeiAvg need no public client) and lets
+#   NP-FedAvg run every round, where ours stops with the private runs (a few rounds
+#   early).
+# - The subspace is computed exactly (SVD) from the centred covariance of the individual
+#   public updates (the authors' code), not the rank-one $\bar x \bar x^\top$ of the
+#   text; when $k$ exceeds its rank the remaining directions are random in the orthogonal
+#   complement. The authors' Lanczos routine returns, at its default 256 iterations, a
+#   direction mostly outside the public updates' span (see above). A lone public update
+#   is not centred, in both: the private mean is projected on the line along it.
+# - Models output plain logits on standardised pixels from torch's default
+#   initialisation; the authors' LogR applies softmax twice, starts at zero and sees
+#   pixels in $[0, 1]$ (available as the model `logr-authors`).
 # - Figure 5 runs at the paper tier only. Its models are inferred (the paper's appendix
 #   table did not survive): for CIFAR-10 the conv32-pool-conv64-pool (5x5)-FC512-FC10
 #   network, for IMDb a word embedding (32) and one LSTM layer (32 units) over the last

@@ -27,7 +27,6 @@ from fedlib.privacy.calibration import (
     padpfl_client_sigma,
     padpfl_server_noise_threshold,
     padpfl_server_sigma,
-    pfa_closed_form_noise_multiplier,
 )
 
 __all__ = [
@@ -48,6 +47,5 @@ __all__ = [
     "padpfl_client_sigma",
     "padpfl_server_noise_threshold",
     "padpfl_server_sigma",
-    "pfa_closed_form_noise_multiplier",
     "rdp_to_epsilon",
 ]

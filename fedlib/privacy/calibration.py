@@ -46,7 +46,6 @@ __all__ = [
     "padpfl_client_sigma",
     "padpfl_server_sigma",
     "padpfl_server_noise_threshold",
-    "pfa_closed_form_noise_multiplier",
 ]
 
 
@@ -411,58 +410,3 @@ def padpfl_server_sigma(
     if radicand <= 0:
         return 0.0
     return 2.0 * B * c * math.sqrt(radicand) / (min_m * epsilon)
-
-
-# ---------------------------------------------------------------------------
-# Liu et al. 2022, PFA
-# ---------------------------------------------------------------------------
-
-
-def pfa_closed_form_noise_multiplier(
-    epsilon: float, delta: float, batch_size: int, n_examples: int, T: int, K: int, M: int
-) -> float:
-    """Closed-form DP-SGD noise multiplier of the PFA authors' code (Liu et al. 2022).
-
-    ``nm = 10 q sqrt(T* log10(1/delta)) / epsilon`` with ``q = B / N_m`` and
-    ``T* = T K / M`` *(the authors' code; note the base-10 logarithm)*. The
-    project calibrates with an exact accountant instead and shows this beside it.
-
-    Parameters
-    ----------
-    epsilon : float
-        The client's privacy budget, > 0.
-    delta : float
-        Target delta, 0 < delta < 1.
-    batch_size : int
-        Local batch size B, >= 1.
-    n_examples : int
-        Local dataset size N_m, >= batch_size.
-    T : int
-        Number of rounds, >= 1.
-    K : int
-        Clients sampled per round, 1 <= K <= M.
-    M : int
-        Number of clients, >= 1.
-
-    Returns
-    -------
-    float
-        The noise multiplier (noise std / clipping norm).
-    """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    batch_size = check_count(batch_size, "batch_size", minimum=1)
-    n_examples = check_count(n_examples, "n_examples", minimum=1)
-    T = check_count(T, "T", minimum=1)
-    K = check_count(K, "K", minimum=1)
-    M = check_count(M, "M", minimum=1)
-    if batch_size > n_examples:
-        raise ValueError(
-            f"batch_size must not exceed n_examples, got batch_size={batch_size} > "
-            f"n_examples={n_examples}."
-        )
-    if K > M:
-        raise ValueError(f"K (clients per round) must not exceed M, got K={K} > M={M}.")
-    q = batch_size / n_examples
-    t_star = T * K / M
-    return 10.0 * q * math.sqrt(t_star * math.log10(1.0 / delta)) / epsilon

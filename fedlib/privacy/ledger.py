@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -113,7 +114,8 @@ class PrivacyLedger:
 
     Calibration and spending use :func:`ledger_epsilon` (RDP over integer orders);
     what a client spent can be checked with any accountant of
-    :func:`fedlib.privacy.epsilon`.
+    :func:`fedlib.privacy.epsilon`. A subclass changes both by overriding
+    :meth:`calibrate` and :meth:`epsilon_after`.
     """
 
     budgets: np.ndarray
@@ -124,6 +126,8 @@ class PrivacyLedger:
     noise_multipliers: np.ndarray = field(init=False)
     rounds_taken: np.ndarray = field(init=False)
     _cache: dict[tuple[float, float, int], float] = field(init=False, repr=False)
+    slack: ClassVar[float] = 0.0
+    """Relative slack of the retirement test (none: the accountant's epsilon is exact)."""
 
     def __post_init__(self) -> None:
         self.budgets = np.asarray(self.budgets, dtype=float)
@@ -138,16 +142,24 @@ class PrivacyLedger:
         self._cache = {}
         steps = self.steps_per_round * self.planned_rounds
         self.noise_multipliers = np.array([
-            calibrated_noise_multiplier(float(budget), float(q), steps, self.delta)
+            self.calibrate(float(budget), float(q), steps)
             for budget, q in zip(self.budgets, self.sampling_rates, strict=True)])
         self.rounds_taken = np.zeros(len(self.budgets), dtype=int)
+
+    def calibrate(self, budget: float, sampling_rate: float, steps: int) -> float:
+        """Noise multiplier of a client with ``budget`` over ``steps`` steps."""
+        return calibrated_noise_multiplier(budget, sampling_rate, steps, self.delta)
+
+    def epsilon_after(self, noise_multiplier: float, sampling_rate: float, steps: int
+                      ) -> float:
+        """Epsilon a client has spent after ``steps`` steps."""
+        return ledger_epsilon(noise_multiplier, sampling_rate, steps, self.delta)
 
     def spent_after(self, client: int, rounds: int) -> float:
         """Epsilon of ``client`` after ``rounds`` participations."""
         key = (float(self.noise_multipliers[client]), float(self.sampling_rates[client]), rounds)
         if key not in self._cache:
-            self._cache[key] = ledger_epsilon(key[0], key[1], rounds * self.steps_per_round,
-                                              self.delta)
+            self._cache[key] = self.epsilon_after(key[0], key[1], rounds * self.steps_per_round)
         return self._cache[key]
 
     def spent(self) -> np.ndarray:
@@ -156,7 +168,8 @@ class PrivacyLedger:
 
     def can_take_part(self) -> np.ndarray:
         """Mask of the clients whose next round keeps them within their budget."""
-        return np.array([self.spent_after(m, int(r) + 1) <= self.budgets[m]
+        limits = self.budgets * (1 + self.slack)
+        return np.array([self.spent_after(m, int(r) + 1) <= limits[m]
                          for m, r in enumerate(self.rounds_taken)])
 
     def record(self, clients: Sequence[int]) -> None:

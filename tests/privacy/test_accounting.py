@@ -25,7 +25,6 @@ from fedlib.privacy import (
     padpfl_client_sigma,
     padpfl_server_noise_threshold,
     padpfl_server_sigma,
-    pfa_closed_form_noise_multiplier,
     rdp_to_epsilon,
 )
 
@@ -307,8 +306,6 @@ def test_calibration_validation():
         dpditto_sigma(1.0, 0, 1.0, 1e-2, 10)
     with pytest.raises(ValueError, match="q"):
         hu2020_sigma(1.0, 1e-3, q=0.0, p=0.5, K=10)
-    with pytest.raises(ValueError, match="batch_size"):
-        pfa_closed_form_noise_multiplier(1.0, 1e-5, 2000, 1200, 100, 24, 30)
 
 
 # ---------------------------------------------------------------------------
@@ -383,14 +380,6 @@ def test_padpfl_server_sigma_threshold():
 def test_padpfl_invalid_impact_factors(p):
     with pytest.raises(ValueError, match="p"):
         padpfl_server_sigma(10.0, 30, 3, p, 150, 5.0, 0.01)
-
-
-def test_pfa_closed_form():
-    # q = 8 / 1200 = 1/150; T* = 100 * 24 / 30 = 80; log10(1e5) = 5; sqrt(80 * 5) = 20
-    # nm = 10 * (1/150) * 20 / 2 = 2/3
-    assert pfa_closed_form_noise_multiplier(2.0, 1e-5, 8, 1200, 100, 24, 30) == pytest.approx(
-        2 / 3, rel=1e-12
-    )
 
 
 def test_dropped_rdp_orders_leave_no_log_line_and_no_warning(caplog, recwarn) -> None:

@@ -8,7 +8,8 @@ the noisy updates Delta x_m of the sampled clients and their budgets epsilon_m.
 * PFA: the sampled clients split into public (large budget) and private ones.
   With U_pub, U_priv the epsilon-weighted means of each group, mu the plain mean
   of the public updates and V_k the top-k eigenvectors of the centred
-  covariance of the individual public updates, the private mean is replaced by
+  covariance of the individual public updates (a lone public update: mu = 0 and
+  V_1 its direction, as in the authors' code), the private mean is replaced by
   its projection mu + V_k V_k^T (U_priv - mu) and the two groups are combined
   with weights sum eps_pub / sum eps and sum eps_priv / sum eps.
 * PFA+: private clients project their own update on the previous round's
@@ -91,19 +92,20 @@ def public_subspace(public_updates: Tensor, k: int, generator: torch.Generator |
     never formed). Its rank is at most n - 1; when k exceeds it, the remaining
     directions carry no information and are drawn uniformly at random in the
     orthogonal complement (as an eigensolver returns an arbitrary basis of the
-    null space).
+    null space). A lone public update is not centred (the authors' code): the
+    subspace is then the line through the origin along that update (mean 0).
     """
     n, p = public_updates.shape
     if not 1 <= k <= p:
         raise ValueError(f"k must be between 1 and the layer size {p}, got {k}")
     if n < 1:
         raise ValueError("need at least one public update")
-    mean = public_updates.mean(dim=0)
+    mean = public_updates.mean(dim=0) if n > 1 else torch.zeros_like(public_updates[0])
     centred = public_updates - mean
     _, s, vh = torch.linalg.svd(centred, full_matrices=False)
     eigenvalues = s**2 / n
     tolerance = s.max().clamp_min(1e-30) * max(n, p) * torch.finfo(s.dtype).eps
-    rank = int((s > tolerance).sum()) if n > 1 else 0
+    rank = int((s > tolerance).sum())
     eigenvalues = eigenvalues[:rank]
     basis = vh[: min(k, rank)].T
     if k > rank:

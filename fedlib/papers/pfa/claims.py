@@ -8,7 +8,6 @@ claim does not invalidate the cached runs.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,11 @@ import pandas as pd
 
 from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.pfa.aggregation import upload_bytes
-from fedlib.papers.pfa.budgets import sample_budgets
+from fedlib.papers.pfa.authors import AUTHORS_FILES, AUTHORS_RUNS
+from fedlib.papers.pfa.budgets import (
+    closed_form_noise_multiplier,
+    expected_rounds,
+)
 from fedlib.papers.pfa.experiment import (
     DELTA,
     DISTRIBUTIONS,
@@ -25,20 +28,24 @@ from fedlib.papers.pfa.experiment import (
     MAIN_AGGREGATORS,
     PfaSetup,
     build_model,
+    configs,
     hyperparameters,
+    setting_budgets,
     setting_examples_per_client,
 )
 from fedlib.papers.pfa.training import SAMPLING_RATIO, plan_participation
 from fedlib.privacy.accounting import epsilon
-from fedlib.privacy.calibration import pfa_closed_form_noise_multiplier
+from fedlib.privacy.ledger import calibrated_noise_multiplier, ledger_epsilon
 
 
 def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """Mean test accuracy over the last ``last`` evaluations of each run."""
     evaluated = runs.dropna(subset=["accuracy"])
     tail = evaluated.sort_values("round").groupby("run_key").tail(last)
-    keys = ["figure", "dataset", "model", "partition", "distribution", "aggregator", "k",
-            "projection", "seed"]
+    keys = ["figure", "dataset", "model", "partition", "distribution", "calibration",
+            "aggregator", "k", "projection", "seed", "rounds", "local_steps"]
+    tail = tail.assign(calibration=tail["calibration"].fillna("rdp")
+                       if "calibration" in tail else "rdp")
     return tail.groupby(keys, as_index=False)["accuracy"].mean()
 
 
@@ -62,7 +69,18 @@ def setup_table(setup: PfaSetup, scale: str) -> pd.DataFrame:
         "test examples": [setup.n_test],
         "repeats": [setup.repeats],
         "Figure 4 model": [setup.fig4_model],
+        "authors' defaults (T x tau, numpy seeds)": [
+            f"{setup.authors.rounds} x {setup.authors.local_steps}, "
+            f"{', '.join(map(str, setup.authors.seeds))}" if setup.authors else "not run"],
     }).T.rename(columns={0: ""})
+
+
+def authors_example(setup: PfaSetup, seed: int) -> dict[str, Any] | None:
+    """The first closed-form run config of the authors'-defaults setting (None when the
+    tier has none): the ledger the chapter shows for it."""
+    planned = [c for c in configs(setup, seed, figures=("authors",))
+               if c["calibration"] == "closed-form"]
+    return planned[0] if planned else None
 
 
 # ---------------------------------------------------------------------------------------
@@ -71,59 +89,76 @@ def setup_table(setup: PfaSetup, scale: str) -> pd.DataFrame:
 
 def ledger_table(config: dict[str, Any], accountant_check: str = "pld") -> pd.DataFrame:
     """Per client of a setting: budget, noise multiplier (exact RDP calibration and the
-    authors' closed form), rounds taken and the epsilon actually spent (RDP, and under
-    ``accountant_check``)."""
-    budgets = sample_budgets(config["distribution"], config["n_clients"], config["seed"])
+    authors' closed form, both over the planned steps), rounds taken and the epsilon
+    actually spent with the noise the setting's calibration uses (RDP, and under
+    ``accountant_check``: NaN where it cannot compute it)."""
+    budgets = setting_budgets(config)
     hyper = hyperparameters(config)
     n_examples = setting_examples_per_client(config)
     ledger, public, _ = plan_participation(budgets, n_examples, hyper, DELTA, config["seed"])
-    n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
     q = hyper.batch_size / n_examples
+    planned_steps = ledger.planned_rounds * hyper.local_steps
     rows = []
     for m, budget in enumerate(budgets):
-        nm = ledger.noise_multipliers[m]
+        nm = float(ledger.noise_multipliers[m])
         steps = int(ledger.rounds_taken[m]) * hyper.local_steps
         rows.append({
             "client": m, "public": bool(public[m]), "budget": budget,
-            "noise multiplier (RDP calibration)": nm,
-            "noise multiplier (authors' closed form)": pfa_closed_form_noise_multiplier(
-                budget, DELTA, hyper.batch_size, n_examples, hyper.rounds, n_sample,
-                config["n_clients"]),
+            "noise multiplier (RDP calibration)": calibrated_noise_multiplier(
+                float(budget), q, planned_steps, DELTA),
+            "noise multiplier (authors' closed form)": closed_form_noise_multiplier(
+                float(budget), q, planned_steps, DELTA),
             "rounds taken": int(ledger.rounds_taken[m]),
-            "epsilon spent (RDP)": ledger.spent_after(m, int(ledger.rounds_taken[m])),
-            f"epsilon spent ({accountant_check.upper()})": epsilon(
-                nm, q, steps, DELTA, accountant=accountant_check),
+            "epsilon spent (RDP)": ledger_epsilon(nm, q, steps, DELTA),
+            f"epsilon spent ({accountant_check.upper()})": _epsilon_or_nan(
+                nm, q, steps, accountant_check),
         })
     return pd.DataFrame(rows)
 
 
-def closed_form_epsilon(config: dict[str, Any], budget: float) -> float:
-    """Epsilon (RDP) of the authors' closed-form noise over the planned steps."""
+def _epsilon_or_nan(nm: float, q: float, steps: int, accountant: str) -> float:
+    """Epsilon under ``accountant``; NaN below the noise it can compute (the closed form
+    gives large budgets such noise on short runs; the RDP column still bounds them)."""
+    try:
+        return epsilon(nm, q, steps, DELTA, accountant=accountant)
+    except ValueError:
+        return float("nan")
+
+
+def closed_form_rdp_epsilon(config: dict[str, Any], budget: float) -> float:
+    """Epsilon (RDP) of the authors' closed-form noise for ``budget`` over the planned
+    steps of ``config``."""
     hyper = hyperparameters(config)
     n_sample = max(1, round(SAMPLING_RATIO * config["n_clients"]))
-    n_examples = setting_examples_per_client(config)
-    nm = pfa_closed_form_noise_multiplier(budget, DELTA, hyper.batch_size, n_examples,
-                                          hyper.rounds, n_sample, config["n_clients"])
-    planned = math.ceil(hyper.rounds * n_sample / config["n_clients"])
-    return epsilon(nm, hyper.batch_size / n_examples, planned * hyper.local_steps, DELTA)
+    q = hyper.batch_size / setting_examples_per_client(config)
+    steps = expected_rounds(hyper.rounds, n_sample, config["n_clients"]) * hyper.local_steps
+    return epsilon(closed_form_noise_multiplier(budget, q, steps, DELTA), q, steps, DELTA)
 
 
 def ledger_note(config: dict[str, Any], ledger: pd.DataFrame) -> str:
-    """What the ledger of ``config`` (from :func:`ledger_table`) says about the smallest
-    budget: the closed-form noise against the calibrated one, and what the closed form
-    would spend (Markdown)."""
-    smallest = float(ledger["budget"].min())
-    closed_form = float(ledger["noise multiplier (authors' closed form)"].max())
-    calibrated = float(ledger["noise multiplier (RDP calibration)"].max())
-    return (
-        f"The smallest budget here is $\\varepsilon={smallest:.3f}$: the authors' closed form "
-        f"gives it noise multiplier {closed_form:.3g} where the accountant needs "
-        f"{calibrated:.3g}; "
-        "with the closed-form noise the same client would spend "
-        f"$\\varepsilon={closed_form_epsilon(config, smallest):.3g}$ (RDP) over its "
-        "planned rounds. No client exceeds its budget; clients sampled more often than planned "
-        "are retired early."
-    )
+    """What the ledger of ``config`` (from :func:`ledger_table`) says about the smallest and
+    the largest budget: the closed-form noise against the calibrated one, and what the
+    closed form would spend (Markdown)."""
+    parts = []
+    for which, row in (("smallest", ledger["budget"].idxmin()),
+                       ("largest", ledger["budget"].idxmax())):
+        budget = float(ledger.loc[row, "budget"])
+        closed_form = float(ledger.loc[row, "noise multiplier (authors' closed form)"])
+        calibrated = float(ledger.loc[row, "noise multiplier (RDP calibration)"])
+        spent = closed_form_rdp_epsilon(config, budget)
+        parts.append(
+            f"the {which} budget, $\\varepsilon={budget:.3f}$, gets noise multiplier "
+            f"{closed_form:.3g} from the authors' closed form where the accountant needs "
+            f"{calibrated:.3g}; with the closed-form noise it would spend "
+            f"$\\varepsilon={spent:.3g}$ (RDP)")
+    if config.get("calibration", "rdp") == "rdp":
+        ending = ("Here noise comes from the accountant: no client exceeds its budget, and "
+                  "clients sampled more often than planned are retired early.")
+    else:
+        ending = ("Here noise comes from the closed form, as in the authors' code: the "
+                  "spent columns show what it really costs.")
+    return (f"Over the planned rounds, {parts[0]}, and {parts[1]}. The closed form "
+            f"over-noises small budgets and under-noises large ones. {ending}")
 
 
 def paper_uplink_megabytes(model: str, k: int = 1, n_clients: int = 50, n_public: int = 5,
@@ -218,6 +253,33 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
              for t in table.values()]
     claim("fig3-below-nonprivate", all(below),
           "every private method stays below NP-FedAvg in all four panels", evidence)
+
+    # Figure 3's ordering at the authors' code's defaults, under either calibration
+    authors = final[final["figure"] == "authors"]
+    for calibration, how in (("closed-form", "with the authors' closed-form noise"),
+                             ("rdp", "with noise calibrated by an exact accountant (RDP)")):
+        claim_id = f"fig3-ordering-authors-{calibration}"
+        text = ("at the authors' code's defaults (MNIST, LogR, M=30 of 2,000 examples, "
+                f"batch 4, lr 0.1) {how}, PFA and PFA+ beat WeiAvg, which beats FedAvg "
+                "(mean over seeds, each budget file and model)")
+        mine = authors[(authors["calibration"] == calibration)
+                       & (authors["projection"] == "public")]
+        if mine.empty:
+            claim(claim_id, None, text, "the tier runs no such setting")
+            continue
+        means = mine.groupby(["model", "distribution", "aggregator"])["accuracy"].mean()
+        holds, parts = [], []
+        for (model, distribution), t in means.groupby(level=[0, 1]):
+            t = t.droplevel([0, 1])
+            holds.append(max(t["pfa"], t["pfa+"]) > t["weiavg"] > t["fedavg"])
+            parts.append(f"{model}, {distribution}: " + ", ".join(
+                f"{LABELS[a]} {t[a]:.3f}" for a in ("pfa", "pfa+", "weiavg", "fedavg")))
+        scale_note = (f" ({int(mine['seed'].nunique())} seed(s), "
+                      f"{int(mine['rounds'].iloc[0])} rounds of "
+                      f"{int(mine['local_steps'].iloc[0])} local steps)")
+        claim(claim_id, all(holds), text, "; ".join(parts) + scale_note,
+              "PFA ~ PFA+ > WeiAvg > FedAvg (the authors' code: PFA about 15-25 points above "
+              "WeiAvg)")
 
     # Figure 4
     present = [d for d in DISTRIBUTIONS if d in set(final["distribution"][
@@ -354,3 +416,87 @@ def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
                          "eigenvalue": value, "share": value / total if total > 0 else 0.0,
                          "rank": len(values), "seed": int(row["seed"])})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------
+# The authors' code beside ours (their defaults, N = 30)
+
+AUTHORS_METHODS = {("fedavg", "public"): "FedAvg", ("weiavg", "public"): "WeiAvg",
+                   ("pfa", "public"): "PFA", ("pfa+", "public"): "PFA+",
+                   ("pfa", "random"): "PFA, random direction",
+                   ("np-fedavg", "public"): "NP-FedAvg"}
+"""The methods of the comparison, in the order of its table."""
+MODEL_LABELS = {"logr-authors": "their LogR", "logr": "our LogR"}
+CALIBRATION_LABELS = {"closed-form": "closed form", "rdp": "RDP"}
+
+
+def authors_comparison(runs: pd.DataFrame, last: int = 10) -> pd.DataFrame:
+    """Final accuracy (mean of the last ``last`` evaluations) of every run of the
+    ``"authors"`` setting and of every run of the authors' code
+    (:data:`fedlib.papers.pfa.authors.AUTHORS_RUNS`), one row per run: ``source`` (ours
+    with either model and calibration, or the authors' code), ``distribution`` (ours; the
+    non-private runs under each), ``method``, ``seed``, ``high_budgets`` (clients drawn
+    near 10), ``scale`` (rounds x local steps) and ``accuracy``."""
+    ours = runs[runs["figure"] == "authors"]
+    rows = []
+    if not ours.empty:
+        final = final_accuracy(ours, last)
+        keys = ["model", "distribution", "calibration", "aggregator", "projection", "seed"]
+        settings = ours.drop_duplicates("run_key").set_index(keys)
+        for _, row in final.iterrows():
+            config = settings.loc[tuple(row[k] for k in keys)]
+            budgets = setting_budgets({**config.to_dict(), "distribution": row["distribution"],
+                                       "seed": row["seed"]})
+            source = (f"ours, {MODEL_LABELS[row['model']]}, "
+                      f"{CALIBRATION_LABELS[row['calibration']]}")
+            rows.append({"source": source,
+                         "distribution": row["distribution"],
+                         "method": AUTHORS_METHODS[(row["aggregator"], row["projection"])],
+                         "seed": int(row["seed"]), "high_budgets": int((budgets > 1).sum()),
+                         "scale": f"{config['rounds']} x {config['local_steps']}",
+                         "accuracy": row["accuracy"]})
+    for run in AUTHORS_RUNS:
+        distributions = ([run.distribution] if run.distribution in AUTHORS_FILES
+                         else list(AUTHORS_FILES))
+        for distribution in distributions:
+            rows.append({"source": "authors' code", "distribution": distribution,
+                         "method": AUTHORS_METHODS[(run.aggregator, "public")],
+                         "seed": run.seed, "high_budgets": run.high_budgets,
+                         "scale": "100 x 100", "accuracy": run.accuracy})
+    return pd.DataFrame(rows)
+
+
+def _mean_sd(values: pd.Series) -> str:
+    if len(values) == 1:
+        return f"{values.iloc[0]:.3f} (1)"
+    return f"{values.mean():.3f} ± {values.std(ddof=1):.3f} ({len(values)})"
+
+
+def authors_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """:func:`authors_comparison` as the chapter shows it: one row per budget distribution
+    (with the authors' file name) and method, one column per source (with its rounds x
+    local steps), mean ± sd over seeds (number of seeds)."""
+    if comparison.empty:
+        return pd.DataFrame()
+    table = comparison.assign(
+        source=comparison["source"] + " (" + comparison["scale"] + ")",
+        distribution=comparison["distribution"].map(
+            lambda d: f"{d} ({AUTHORS_FILES[d]}.txt)"))
+    wide = table.groupby(["distribution", "method", "source"])["accuracy"].agg(_mean_sd)
+    wide = wide.unstack("source").fillna("")
+    order = [m for m in AUTHORS_METHODS.values() if m in set(table["method"])]
+    return wide.reindex(order, level="method")
+
+
+def authors_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per source, distribution and seed: the clients drawn near 10, and how far PFA and
+    PFA+ are above WeiAvg (points of accuracy; NaN where a run is missing)."""
+    if comparison.empty:
+        return pd.DataFrame()
+    keys = ["source", "distribution", "seed", "high_budgets"]
+    wide = comparison.pivot_table(index=keys, columns="method", values="accuracy")
+    gaps = pd.DataFrame(index=wide.index)
+    for method in ("PFA", "PFA+"):
+        if method in wide and "WeiAvg" in wide:
+            gaps[f"{method} - WeiAvg"] = 100 * (wide[method] - wide["WeiAvg"])
+    return gaps.reset_index()

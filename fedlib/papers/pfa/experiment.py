@@ -13,12 +13,18 @@ sweep.
 Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb with an LSTM, M = 50) runs at the paper
 tier only. Both datasets have fewer training examples than 50 clients of 1,200:
 clients get an equal share instead (1,000 CIFAR-10 images, 500 reviews).
+
+Beside the paper's figures, the setting ``"authors"`` (:class:`AuthorsSetting`) runs
+the defaults of the authors' released code (MNIST, LogR, M = 30 clients of 2,000
+examples, batch 4, lr 0.1), once with their closed-form noise calibration and once
+with the exact accountant, for comparison with their code's own accuracies.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -31,7 +37,7 @@ from fedlib.data.imdb import build_vocabulary, encode_reviews, load_imdb
 from fedlib.data.loaders import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
-from fedlib.papers.pfa.budgets import sample_budgets
+from fedlib.papers.pfa.budgets import CALIBRATIONS, authors_budgets, sample_budgets
 from fedlib.papers.pfa.training import Federation, Hyperparameters, Variant, train_variants
 from fedlib.sweeps import check_group, sweep
 from fedlib.tiers import check_scale
@@ -58,6 +64,50 @@ TRAIN_SIZES = {"mnist": 60_000, "fashion-mnist": 60_000, "cifar10": 50_000, "imd
 """Training examples of each dataset, which cap the examples per client."""
 FIG5_CLIENTS = 50
 FIG5_SETTINGS = (("cifar10", "cnn4"), ("imdb", "lstm"))
+FIGURES = ("fig3", "fig4", "fig5", "fig6", "fig8", "authors")
+"""The settings of the chapter: the paper's figures, and the authors' code's defaults."""
+
+
+@dataclass(frozen=True)
+class AuthorsSetting:
+    """The defaults of the authors' released code (``main.py``) with N = 30 clients, on
+    MNIST with logistic regression: 2,000 IID examples per client (their split of the
+    60,000 training images), T rounds of tau local DP-SGD steps (their defaults: 100 and
+    100), batch 4 (4 microbatches of one example: per-example clipping), lr 0.1, C = 1,
+    80% of the clients per round, k = 1, the full test set.
+
+    ``distributions`` are the budgets of their ``epsfiles/mixgauss1.txt`` and
+    ``mixgauss3.txt`` (our ``mixgauss2`` and ``mixgauss1``: their file names are shifted
+    from the paper's Table 1); each runs under every calibration of ``calibrations``.
+    ``seeds`` are the numpy seeds of the authors' runs (10 is the one their modules set
+    at import), each shifted by the chapter's seed; with ``budget_draw="authors"`` a run
+    draws its budgets as their code does from that seed
+    (:func:`fedlib.papers.pfa.budgets.authors_budgets`: the same budgets as their run),
+    with ``"ours"`` as the chapter's other settings do (:func:`sample_budgets`).
+    ``models``: ``"logr-authors"`` (theirs, see :class:`AuthorsLogisticRegression`) and
+    ``"logr"`` (ours), each under every calibration. With ``random_projection`` PFA also
+    runs with a
+    random direction in place of the public subspace: the direction their Lanczos
+    routine returns after 256 iterations lies mostly outside the public updates' span.
+    """
+
+    rounds: int = 100
+    local_steps: int = 100
+    n_clients: int = 30
+    examples_per_client: int = 2000
+    batch_size: int = 4
+    lr: float = 0.1
+    k: int = 1
+    n_test: int = 10000
+    eval_every: int = 1
+    distributions: tuple[str, ...] = ("mixgauss2", "mixgauss1")
+    calibrations: tuple[str, ...] = CALIBRATIONS
+    aggregators: tuple[str, ...] = ("fedavg", "weiavg", "pfa", "pfa+", "np-fedavg")
+    seeds: tuple[int, ...] = (10, 1, 4)
+    models: tuple[str, ...] = ("logr-authors", "logr")
+    random_projection: bool = True
+    budget_draw: str = "authors"
+
 
 
 @dataclass(frozen=True)
@@ -79,19 +129,26 @@ class PfaSetup:
     lr_lstm: float = 0.5
     k: int = 1
     fig5: bool = False
+    authors: AuthorsSetting | None = None
 
 
 TIERS: dict[str, PfaSetup] = {
     "smoke": PfaSetup(n_clients=10, rounds=3, local_steps=2, batch_size=8, n_test=500,
                       eval_every=1, fig4_model="logr", k_grid=(1, 5),
-                      distributions=("uniform", "mixgauss1")),
+                      distributions=("uniform", "mixgauss1"),
+                      authors=AuthorsSetting(rounds=3, local_steps=2, n_clients=10,
+                                             n_test=500, distributions=("mixgauss1",),
+                                             seeds=(10,))),
     # Minutes on 2 cores: the paper's M = 30 clients of 1,200 examples and batch 8, with
-    # T = 30 rounds of tau = 20 local steps (paper: 100 and 100); Figure 4 with LogR.
+    # T = 30 rounds of tau = 20 local steps (paper: 100 and 100); Figure 4 with LogR. The
+    # authors' defaults at the same T and tau (their data split, batch and lr), one seed.
     "quick": PfaSetup(n_clients=30, rounds=30, local_steps=20, batch_size=8, n_test=2000,
-                      eval_every=2, fig4_model="logr", k_grid=(1, 2, 5, 10, 64, 256)),
+                      eval_every=2, fig4_model="logr", k_grid=(1, 2, 5, 10, 64, 256),
+                      authors=AuthorsSetting(rounds=30, local_steps=20, n_test=2000,
+                                             eval_every=2, seeds=(10,))),
     "paper": PfaSetup(n_clients=30, rounds=100, local_steps=100, batch_size=8, n_test=10000,
                       eval_every=1, fig4_model="cnn", k_grid=PAPER_K_GRID, repeats=5,
-                      fig5=True),
+                      fig5=True, authors=AuthorsSetting()),
 }
 
 
@@ -117,9 +174,12 @@ def _imdb_tokens() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
 
 
 @lru_cache(maxsize=4)
-def _examples(dataset: str, split: str) -> tuple[torch.Tensor, torch.Tensor, str]:
+def _examples(dataset: str, split: str, standardise: bool = True
+              ) -> tuple[torch.Tensor, torch.Tensor, str]:
     """Inputs, labels and the name to show for the data (which says when CIFAR-10 is
-    the JPEG proxy). Images are standardised; reviews are rows of word ids."""
+    the JPEG proxy). Images are scaled to [0, 1] and standardised (unless
+    ``standardise`` is false: MNIST and Fashion-MNIST only); reviews are rows of word
+    ids."""
     if dataset == "imdb":
         return (*_imdb_tokens()[split], DATASET_NAMES[dataset])
     if dataset == "cifar10":
@@ -130,32 +190,38 @@ def _examples(dataset: str, split: str) -> tuple[torch.Tensor, torch.Tensor, str
     loader = {"mnist": load_mnist, "fashion-mnist": load_fashion_mnist}[dataset]
     x, y = loader(split)
     mean, std = NORMALISATION[dataset]
-    images = (torch.as_tensor(x, dtype=torch.float32) / 255.0 - mean) / std
+    images = torch.as_tensor(x, dtype=torch.float32) / 255.0
+    if standardise:
+        images = (images - mean) / std
     return images.unsqueeze(1), torch.as_tensor(y, dtype=torch.long), DATASET_NAMES[dataset]
 
 
-def examples_per_client(n_train: int, n_clients: int) -> int:
-    """1,200 (the paper's), or an equal share of the training set when it is smaller."""
-    per_client = min(EXAMPLES_PER_CLIENT, n_train // n_clients)
+def examples_per_client(n_train: int, n_clients: int, wanted: int = EXAMPLES_PER_CLIENT
+                        ) -> int:
+    """``wanted`` (the paper's 1,200 by default), or an equal share of the training set
+    when it is smaller."""
+    per_client = min(wanted, n_train // n_clients)
     if per_client < SHARDS_PER_CLIENT:
         raise ValueError(f"{n_train} training examples cannot make {n_clients} clients")
     return per_client
 
 
 def setting_examples_per_client(config: dict[str, Any]) -> int:
-    """Examples per client of a setting, from its dataset's training-set size."""
+    """Examples per client of a setting, from its dataset's training-set size and the
+    examples it asks for (``examples_per_client``, 1,200 when absent)."""
     if config["dataset"] not in TRAIN_SIZES:
         raise ValueError(f"unknown dataset {config['dataset']!r}; use one of "
                          f"{', '.join(TRAIN_SIZES)}")
-    return examples_per_client(TRAIN_SIZES[config["dataset"]], config["n_clients"])
+    return examples_per_client(TRAIN_SIZES[config["dataset"]], config["n_clients"],
+                               config.get("examples_per_client", EXAMPLES_PER_CLIENT))
 
 
-def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int
-                   ) -> np.ndarray:
+def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int,
+                   per_client: int = EXAMPLES_PER_CLIENT) -> np.ndarray:
     """(M, n) training indices, n from :func:`examples_per_client`: IID (a random subset
     dealt evenly) or the paper's non-IID shards (sort by label, 10 shards per client)."""
     rng = np.random.default_rng(seed)
-    per_client = examples_per_client(len(labels), n_clients)
+    per_client = examples_per_client(len(labels), n_clients, per_client)
     subset = rng.permutation(len(labels))[:n_clients * per_client]
     if partition == "iid":
         return subset.reshape(n_clients, per_client)
@@ -165,27 +231,55 @@ def client_indices(labels: np.ndarray, n_clients: int, partition: str, seed: int
     raise ValueError(f"partition must be 'iid' or 'noniid', got {partition!r}")
 
 
+def setting_budgets(config: dict[str, Any]) -> np.ndarray:
+    """The clients' budgets of a setting: drawn by :func:`sample_budgets`, or as the
+    authors' code draws them when ``budget_draw`` is ``"authors"``."""
+    draw = config.get("budget_draw", "ours")
+    if draw == "authors":
+        return authors_budgets(config["distribution"], config["n_clients"], config["seed"])
+    if draw != "ours":
+        raise ValueError(f"budget_draw must be 'ours' or 'authors', got {draw!r}")
+    return sample_budgets(config["distribution"], config["n_clients"], config["seed"])
+
+
 def federation(config: dict[str, Any]) -> Federation:
     """The clients' data, test set and budgets of a setting."""
-    x, y, _ = _examples(config["dataset"], "train")
-    x_test, y_test, _ = _examples(config["dataset"], "test")
+    standardise = config["model"] not in UNIT_PIXEL_MODELS
+    x, y, _ = _examples(config["dataset"], "train", standardise)
+    x_test, y_test, _ = _examples(config["dataset"], "test", standardise)
     idx = torch.as_tensor(client_indices(y.numpy(), config["n_clients"], config["partition"],
-                                         config["seed"]))
-    budgets = sample_budgets(config["distribution"], config["n_clients"], config["seed"])
+                                         config["seed"], setting_examples_per_client(config)))
+    budgets = setting_budgets(config)
     n_test = config["n_test"]
     return Federation(x=x[idx], y=y[idx], x_test=x_test[:n_test], y_test=y_test[:n_test],
                       budgets=budgets, delta=DELTA)
 
 
 def hyperparameters(config: dict[str, Any]) -> Hyperparameters:
-    """Rounds, local steps, batch, learning rate and evaluation interval of a setting."""
+    """Rounds, local steps, batch, learning rate, evaluation interval and noise calibration
+    (``"rdp"`` when absent) of a setting."""
     return Hyperparameters(rounds=config["rounds"], local_steps=config["local_steps"],
                            batch_size=config["batch_size"], lr=config["lr"],
-                           eval_every=config["eval_every"])
+                           eval_every=config["eval_every"],
+                           calibration=config.get("calibration", "rdp"))
+
+
+class AuthorsLogisticRegression(torch.nn.Sequential):
+    """The authors' LogR on MNIST: ``Flatten - Linear(784, 10) - Softmax``, initialised at
+    zero. Their code passes these probabilities to the softmax cross-entropy as if they
+    were logits (softmax applied twice), and feeds pixels in [0, 1]
+    (:data:`UNIT_PIXEL_MODELS`). The DP-SGD engine runs it on its general path."""
+
+    def __init__(self) -> None:
+        super().__init__(torch.nn.Flatten(), torch.nn.Linear(784, 10), torch.nn.Softmax(dim=1))
+        torch.nn.init.zeros_(self[1].weight)
+        torch.nn.init.zeros_(self[1].bias)
 
 
 MODELS = {"logr": LogisticRegression, "cnn": PfaCNN, "cnn4": Cifar10CNN,
-          "lstm": lambda: ImdbLSTM(IMDB_VOCABULARY)}
+          "lstm": lambda: ImdbLSTM(IMDB_VOCABULARY), "logr-authors": AuthorsLogisticRegression}
+UNIT_PIXEL_MODELS = ("logr-authors",)
+"""Models fed pixels in [0, 1], not standardised (the authors' data reader)."""
 
 
 def build_model(name: str, seed: int) -> torch.nn.Module:
@@ -216,7 +310,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     for variant, table in zip(variants, result.history, strict=True):
         table = table.copy()
         table["spectrum"] = ""
-        table["data"] = _examples(first["dataset"], "train")[2]
+        table["data"] = _examples(first["dataset"], "train",
+                                  first["model"] not in UNIT_PIXEL_MODELS)[2]
         if variant == Variant("pfa") and result.spectra:
             for r, values in zip(spectrum_rounds, result.spectra, strict=False):
                 table.loc[table["round"] == r, "spectrum"] = ",".join(f"{v:.6g}" for v in values)
@@ -229,16 +324,43 @@ def _configs(base: dict[str, Any], variants: list[Variant]) -> list[dict[str, An
             for v in variants]
 
 
-def configs(setup: PfaSetup, seed: int) -> list[dict[str, Any]]:
-    """Every run of the chapter at this setup (no data is loaded)."""
+def _authors_configs(a: AuthorsSetting, seed: int) -> list[dict[str, Any]]:
+    """The runs of the authors'-defaults setting: every seed x distribution x model x
+    calibration."""
+    planned: list[dict[str, Any]] = []
+    variants = [Variant(aggregator, a.k) for aggregator in a.aggregators]
+    if a.random_projection:
+        variants.append(Variant("pfa", a.k, "random"))
+    for shift in a.seeds:
+        for distribution, model, calibration in product(a.distributions, a.models,
+                                                        a.calibrations):
+            base = {"figure": "authors", "dataset": "mnist", "model": model,
+                    "partition": "iid", "distribution": distribution, "lr": a.lr,
+                    "n_clients": a.n_clients, "rounds": a.rounds,
+                    "local_steps": a.local_steps, "batch_size": a.batch_size,
+                    "n_test": a.n_test, "eval_every": a.eval_every, "seed": seed + shift,
+                    "examples_per_client": a.examples_per_client,
+                    "calibration": calibration, "budget_draw": a.budget_draw}
+            planned += _configs(base, variants)
+    return planned
+
+
+def configs(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES
+            ) -> list[dict[str, Any]]:
+    """Every run of the chapter at this setup (no data is loaded), or of the settings in
+    ``figures`` only (names of :data:`FIGURES`)."""
     check_seed(seed)
+    unknown = set(figures) - set(FIGURES)
+    if unknown:
+        raise ValueError(f"unknown figures {sorted(unknown)}; use some of {', '.join(FIGURES)}")
     s = setup
     main = [Variant(a, s.k) for a in MAIN_AGGREGATORS]
     planned: list[dict[str, Any]] = []
     for repeat in range(s.repeats):
         common = {"n_clients": s.n_clients, "rounds": s.rounds, "local_steps": s.local_steps,
                   "batch_size": s.batch_size, "n_test": s.n_test, "eval_every": s.eval_every,
-                  "seed": seed + repeat}
+                  "seed": seed + repeat, "examples_per_client": EXAMPLES_PER_CLIENT,
+                  "calibration": "rdp"}
 
         def base(figure: str, dataset: str, model: str, partition: str = "iid",
                  distribution: str = "mixgauss1", common=common) -> dict[str, Any]:
@@ -246,28 +368,37 @@ def configs(setup: PfaSetup, seed: int) -> list[dict[str, Any]]:
             return {"figure": figure, "dataset": dataset, "model": model,
                     "partition": partition, "distribution": distribution, "lr": lr, **common}
 
-        for dataset in ("mnist", "fashion-mnist"):
+        if "fig3" in figures:
+            for dataset in ("mnist", "fashion-mnist"):
+                for model in ("logr", "cnn"):
+                    planned += _configs(base("fig3", dataset, model), main)
+        if "fig8" in figures:
             for model in ("logr", "cnn"):
-                planned += _configs(base("fig3", dataset, model), main)
-        for model in ("logr", "cnn"):
-            planned += _configs(base("fig8", "mnist", model, "noniid"), main)
-        for distribution in s.distributions:
-            planned += _configs(base("fig4", "mnist", s.fig4_model, "iid", distribution), main)
-        fig6 = ([Variant("pfa+", k) for k in s.k_grid] + [Variant("pfa", k) for k in s.k_grid]
-                + [Variant("pfa", k, "random") for k in s.k_grid] + [Variant("weiavg")])
-        planned += _configs(base("fig6", "mnist", "logr"), fig6)
-        if s.fig5:
+                planned += _configs(base("fig8", "mnist", model, "noniid"), main)
+        if "fig4" in figures:
+            for distribution in s.distributions:
+                planned += _configs(base("fig4", "mnist", s.fig4_model, "iid", distribution),
+                                    main)
+        if "fig6" in figures:
+            fig6 = ([Variant("pfa+", k) for k in s.k_grid]
+                    + [Variant("pfa", k) for k in s.k_grid]
+                    + [Variant("pfa", k, "random") for k in s.k_grid] + [Variant("weiavg")])
+            planned += _configs(base("fig6", "mnist", "logr"), fig6)
+        if s.fig5 and "fig5" in figures:
             for dataset, model in FIG5_SETTINGS:
                 planned += _configs({**base("fig5", dataset, model),
                                      "n_clients": FIG5_CLIENTS}, main)
+    if s.authors is not None and "authors" in figures:
+        planned += _authors_configs(s.authors, seed)
     return planned
 
 
-def run(setup: PfaSetup, seed: int, *, workers: int | None = None,
-        ray_address: str | None = None, progress: bool = True) -> pd.DataFrame:
-    """All runs of the setup (cached, resumable), one row per run and round, with the
-    run's config in columns."""
-    planned = configs(setup, seed)
+def run(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES,
+        workers: int | None = None, ray_address: str | None = None,
+        progress: bool = True) -> pd.DataFrame:
+    """All runs of the setup (cached, resumable), or of the settings in ``figures``, one
+    row per run and round, with the run's config in columns."""
+    planned = configs(setup, seed, figures=figures)
     runs = sweep(EXPERIMENT, planned, run_group, batched=BATCHED,
                  max_group_size=len(planned), workers=workers, ray_address=ray_address,
                  progress=progress)

@@ -5,14 +5,18 @@ One call of :func:`train_variants` runs every aggregator variant of a setting
 projection) on the same federation: the same budgets, the same sampled clients
 and the same minibatches each round (common random numbers), so that the
 variants differ only in their noise and aggregation. The local DP-SGD of all
-sampled clients of all variants is one call of :func:`fedlib.nn.dpsgd.local_dpsgd`
-per round.
+sampled clients of all private variants is one call of
+:func:`fedlib.nn.dpsgd.local_dpsgd` per round (NP-FedAvg, plain SGD without clipping
+or noise as the authors' non-private baseline, is a second one).
 
-Client sampling follows the paper: each round K = round(0.8 M) clients among
-those with budget left, at least one public client when one is left. A client's
-noise multiplier is calibrated once from its budget over the rounds it is
-expected to take part in (T K / M); the ledger retires it when one more round
-would exceed its budget. Minimum and Maximum calibrate every client at the
+Client sampling follows the authors' code: each round K = round(0.8 M) clients
+drawn uniformly among those with budget left, drawn again until at least one public
+client is among them; once fewer than K clients, or no public client, can take
+part, training stops (the model no longer changes). A client's noise multiplier is
+calibrated once from its budget over the rounds it is expected to take part in
+(T K / M), with an exact accountant or the authors' closed form
+(:data:`fedlib.papers.pfa.budgets.CALIBRATIONS`); the ledger retires it when one more
+round would exceed its budget. Minimum and Maximum calibrate every client at the
 smallest or the largest budget; NP-FedAvg adds no noise.
 """
 
@@ -40,7 +44,12 @@ from fedlib.papers.pfa.aggregation import (
     upload_floats,
     weighted_average,
 )
-from fedlib.papers.pfa.budgets import expected_rounds, public_clients
+from fedlib.papers.pfa.budgets import (
+    CALIBRATIONS,
+    expected_rounds,
+    make_ledger,
+    public_clients,
+)
 from fedlib.privacy.ledger import PrivacyLedger
 
 SAMPLING_RATIO = 0.8
@@ -81,7 +90,8 @@ class Federation:
 
 @dataclass(frozen=True)
 class Hyperparameters:
-    """Rounds T, local steps tau, batch B, learning rate, clipping norm C."""
+    """Rounds T, local steps tau, batch B, learning rate, clipping norm C, and how noise
+    multipliers are calibrated (one of :data:`fedlib.papers.pfa.budgets.CALIBRATIONS`)."""
 
     rounds: int
     local_steps: int
@@ -89,6 +99,12 @@ class Hyperparameters:
     lr: float
     clip: float = 1.0
     eval_every: int = 1
+    calibration: str = "rdp"
+
+    def __post_init__(self) -> None:
+        if self.calibration not in CALIBRATIONS:
+            raise ValueError(f"calibration must be one of {', '.join(CALIBRATIONS)}, "
+                             f"got {self.calibration!r}")
 
 
 @dataclass
@@ -112,21 +128,23 @@ def _accuracy(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor)
 
 def _sample_round(eligible: np.ndarray, public: np.ndarray, n_sample: int,
                   rng: np.random.Generator) -> np.ndarray:
-    """K clients among the eligible, at least one public one when any is eligible."""
+    """K clients drawn uniformly among the eligible, drawn again until at least one public
+    client is among them (the authors' rule); none when fewer than K clients or no public
+    client can take part (training stops)."""
     pool = np.flatnonzero(eligible)
-    if len(pool) <= n_sample:
-        return pool
-    chosen = rng.choice(pool, size=n_sample, replace=False)
-    if not public[chosen].any() and (public & eligible).any():
-        chosen[0] = rng.choice(np.flatnonzero(public & eligible))
-    return np.sort(chosen)
+    if len(pool) < n_sample or not (public & eligible).any():
+        return np.zeros(0, dtype=int)
+    while True:
+        chosen = rng.choice(pool, size=n_sample, replace=False)
+        if public[chosen].any():
+            return np.sort(chosen)
 
 
 def plan_participation(budgets: np.ndarray, n_examples: int, hyperparameters: Hyperparameters,
                        delta: float, seed: int
                        ) -> tuple[PrivacyLedger, np.ndarray, list[np.ndarray]]:
     """Who takes part in which round: the ledger after the last round, the public mask,
-    and the sampled clients of every round (empty once every budget is spent).
+    and the sampled clients of every round (empty once training has stopped).
 
     Sampling does not depend on the models, so this is exactly the sequence
     :func:`train_variants` uses for the same arguments.
@@ -135,12 +153,17 @@ def plan_participation(budgets: np.ndarray, n_examples: int, hyperparameters: Hy
     n_sample = max(1, round(SAMPLING_RATIO * n_clients))
     rates = np.full(n_clients, hyperparameters.batch_size / n_examples)
     planned = expected_rounds(hyperparameters.rounds, n_sample, n_clients)
-    ledger = PrivacyLedger(budgets, delta, rates, hyperparameters.local_steps, planned)
+    ledger = make_ledger(hyperparameters.calibration, budgets, delta, rates,
+                         hyperparameters.local_steps, planned)
     public = public_clients(budgets, PUBLIC_FRACTION)
     rng = np.random.default_rng(seed)
-    rounds = []
+    rounds: list[np.ndarray] = []
+    stopped = False
     for _ in range(hyperparameters.rounds):
-        chosen = _sample_round(ledger.can_take_part(), public, n_sample, rng)
+        chosen = np.zeros(0, dtype=int)
+        if not stopped:
+            chosen = _sample_round(ledger.can_take_part(), public, n_sample, rng)
+            stopped = len(chosen) == 0
         if len(chosen):
             ledger.record(chosen)
         rounds.append(chosen)
@@ -153,11 +176,20 @@ def variant_noise(variant: Variant, ledger: PrivacyLedger) -> np.ndarray:
         return np.zeros(len(ledger.budgets))
     if variant.aggregator in ("minimum", "maximum"):
         pick = min if variant.aggregator == "minimum" else max
-        uniform = PrivacyLedger(np.full(len(ledger.budgets), pick(ledger.budgets)),
-                                ledger.delta, ledger.sampling_rates, ledger.steps_per_round,
-                                ledger.planned_rounds)
+        uniform = type(ledger)(np.full(len(ledger.budgets), pick(ledger.budgets)),
+                               ledger.delta, ledger.sampling_rates, ledger.steps_per_round,
+                               ledger.planned_rounds)
         return uniform.noise_multipliers
     return ledger.noise_multipliers
+
+
+def _clip_groups(variants: Sequence[Variant], clip: float) -> dict[float, list[int]]:
+    """The variants' indices by clipping norm: NP-FedAvg runs plain SGD (no clipping, as the
+    authors' non-private baseline), every other variant clips at ``clip``."""
+    groups: dict[float, list[int]] = {}
+    for v, variant in enumerate(variants):
+        groups.setdefault(math.inf if variant.aggregator == "np-fedavg" else clip, []).append(v)
+    return groups
 
 
 def _aggregate(variant: Variant, layer: Tensor, eps: Tensor, public: Tensor,
@@ -213,14 +245,14 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     for t in range(1, hyperparameters.rounds + 1):
         chosen = plan[t - 1]
         evaluate = t % hyperparameters.eval_every == 0 or t == hyperparameters.rounds
-        if len(chosen) == 0:  # every budget is spent: the model no longer changes
+        if len(chosen) == 0:  # training has stopped: the model no longer changes
             for v, rows_v in enumerate(rows):
                 acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
                        if evaluate else math.nan)
                 rows_v.append({"round": t, "accuracy": acc, "uplink_bytes": 0, "clients": 0,
                                "public": 0})
             continue
-        n_k, n_v = len(chosen), len(variants)
+        n_k = len(chosen)
         batches = draw_batches(n_k, n_examples, hyperparameters.local_steps,
                                hyperparameters.batch_size, batch_gen)
         # Only the examples the batches use travel to the engine.
@@ -229,20 +261,25 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
         ys = federation.y[torch.as_tensor(chosen)[:, None], flat]
         local = torch.arange(flat.shape[1]).view(1, hyperparameters.local_steps,
                                                  hyperparameters.batch_size)
-        x_all = xs.repeat(n_v, *([1] * (xs.dim() - 1)))
-        y_all = ys.repeat(n_v, 1)
-        nm_all = torch.as_tensor(np.concatenate([nms[v][chosen] for v in variants]),
-                                 dtype=torch.float32)
-        start_all = {name: torch.cat([p[name].expand(n_k, *p[name].shape) for p in params])
-                     for name in names}
-        deltas = local_dpsgd(model, start_all, x_all, y_all, local.expand(n_k * n_v, -1, -1),
-                             hyperparameters.lr, hyperparameters.clip, nm_all, noise_gen)
+        deltas = [{} for _ in variants]
+        for clip, members in _clip_groups(variants, hyperparameters.clip).items():
+            n_g = len(members)
+            x_all = xs.repeat(n_g, *([1] * (xs.dim() - 1)))
+            nm_all = torch.as_tensor(np.concatenate([nms[variants[v]][chosen] for v in members]),
+                                     dtype=torch.float32)
+            start_all = {name: torch.cat([params[v][name].expand(n_k, *params[v][name].shape)
+                                          for v in members]) for name in names}
+            group = local_dpsgd(model, start_all, x_all, ys.repeat(n_g, 1),
+                                local.expand(n_k * n_g, -1, -1), hyperparameters.lr, clip,
+                                nm_all, noise_gen)
+            for j, v in enumerate(members):
+                deltas[v] = {name: group[name][j * n_k:(j + 1) * n_k] for name in names}
         eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
         pub = torch.as_tensor(public[chosen])
         for v, variant in enumerate(variants):
             coefficient_clients = 0
             for name in names:
-                layer = deltas[name][v * n_k:(v + 1) * n_k].reshape(n_k, -1)
+                layer = deltas[v][name].reshape(n_k, -1)
                 k = min(variant.k, sizes[name])
                 aggregate, current, n_coef = _aggregate(variant, layer, eps, pub,
                                                         previous[v][name], k, sub_gen)

@@ -62,6 +62,21 @@ def test_k_beyond_the_rank_completes_the_basis_orthogonally() -> None:
         public_subspace(public, 11)
 
 
+def test_a_lone_public_update_spans_the_line_through_the_origin() -> None:
+    # The authors' code does not centre a single public update: the private mean is
+    # projected on the line along it.
+    public = _updates(n=1, p=10, seed=3)
+    sub = public_subspace(public, 1)
+    u = public[0].numpy()
+    np.testing.assert_allclose(sub.mean.numpy(), np.zeros(10))
+    np.testing.assert_allclose(sub.basis.numpy()[:, 0] * np.sign(sub.basis.numpy()[0, 0]),
+                               u / np.linalg.norm(u) * np.sign(u[0]), atol=1e-12)
+    np.testing.assert_allclose(sub.eigenvalues.numpy(), [u @ u])
+    private = _updates(n=1, p=10, seed=4)
+    expected = (private[0].numpy() @ u) / (u @ u) * u
+    np.testing.assert_allclose(sub.project(private)[0].numpy(), expected, atol=1e-12)
+
+
 def test_projected_average_matches_the_formula() -> None:
     u = _updates(n=8, p=9, seed=3)
     eps = torch.tensor([10.0, 9.5, 9.0, 0.1, 0.2, 0.1, 0.3, 0.1], dtype=torch.float64)

@@ -9,8 +9,10 @@ import pytest
 
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
-from fedlib.papers.pfa.budgets import sample_budgets
+from fedlib.papers.pfa.authors import AUTHORS_RUNS
+from fedlib.papers.pfa.budgets import authors_budgets, sample_budgets
 from fedlib.papers.pfa.training import plan_participation
+from fedlib.privacy.ledger import ledger_epsilon
 
 FIG5 = {"figure": "fig5", "dataset": "imdb", "model": "lstm", "partition": "iid",
         "distribution": "mixgauss1", "n_clients": 50, "rounds": 4, "local_steps": 3,
@@ -65,7 +67,8 @@ def test_figure5_verdict_on_both_datasets():
 
 
 CLAIM_IDS = ["fig3-ordering", "fig3-pfa-plus-matches-pfa", "fig3-fedavg-near-chance",
-             "fig3-below-nonprivate", "fig4-pfa-robust", "fig4-similar-when-uniform",
+             "fig3-below-nonprivate", "fig3-ordering-authors-closed-form",
+             "fig3-ordering-authors-rdp", "fig4-pfa-robust", "fig4-similar-when-uniform",
              "fig4-fedavg-collapses", "fig5-cifar-imdb", "fig6a-small-k-best",
              "fig6b-random-projection-poor", "fig7-uplink-reduction", "fig8-noniid-lower",
              "fig8-pfa-best", "fig13-few-directions"]
@@ -134,6 +137,23 @@ def test_evaluate_reports_failures_and_missing_spectra():
     assert {c.scale for c in claims} == {"quick"}
 
 
+def test_authors_ordering_is_judged_per_calibration():
+    # WeiAvg above PFA under the accountant only, as measured at the authors' defaults.
+    def accuracy(config: dict) -> float:
+        if config["figure"] == "authors" and config["calibration"] == "rdp":
+            return {**PAPER_LIKE, "weiavg": 0.85}[config["aggregator"]]
+        return _accuracy(config)
+
+    by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(accuracy), "smoke", 1)}
+    closed, exact = by_id["fig3-ordering-authors-closed-form"], by_id["fig3-ordering-authors-rdp"]
+    assert (closed.status, exact.status) == ("HOLDS", "FAILS")
+    assert exact.evidence.startswith("logr, mixgauss1: PFA 0.800, PFA+ 0.790, WeiAvg 0.850, "
+                                     "FedAvg 0.100; logr-authors, mixgauss1:")
+    assert exact.evidence.endswith("(1 seed(s), 3 rounds of 2 local steps)")
+    no_authors = pfa_claims.evaluate(_runs().query("figure != 'authors'"), "smoke", 1)
+    assert {c.status for c in no_authors if "authors" in c.claim_id} == {"NOT-RUN"}
+
+
 def test_accuracy_curves_keep_evaluated_rounds_with_method_names():
     runs = pd.DataFrame({"run_key": ["a", "a", "a"], "round": [0, 1, 2],
                          "accuracy": [0.1, np.nan, 0.3], "aggregator": ["pfa+"] * 3})
@@ -184,5 +204,61 @@ def test_ledger_note_reads_the_smallest_budget():
     assert f"$\\varepsilon={smallest:.3f}$" in note
     calibrated = ledger["noise multiplier (RDP calibration)"].max()
     assert f"the accountant needs {calibrated:.3g};" in note
-    spent = pfa_claims.closed_form_epsilon(config, float(smallest))
+    spent = pfa_claims.closed_form_rdp_epsilon(config, float(smallest))
     assert f"$\\varepsilon={spent:.3g}$ (RDP)" in note
+    assert f"$\\varepsilon={ledger['budget'].max():.3f}$" in note
+    assert "no client exceeds its budget" in note
+    closed = pfa_claims.ledger_note({**config, "calibration": "closed-form"}, ledger)
+    assert "as in the authors' code" in closed
+
+
+def test_closed_form_ledger_table_reports_what_the_closed_form_spends():
+    config = [c for c in pfa.configs(pfa.tier("smoke"), 0, figures=("authors",))
+              if c["calibration"] == "closed-form"][0]
+    ledger = pfa_claims.ledger_table(config)
+    q = config["batch_size"] / pfa.setting_examples_per_client(config)
+    steps = ledger["rounds taken"] * config["local_steps"]
+    closed = ledger["noise multiplier (authors' closed form)"]
+    largest = ledger["budget"].idxmax()
+    assert closed[largest] < ledger["noise multiplier (RDP calibration)"][largest]
+    assert ledger["epsilon spent (RDP)"][largest] > ledger["budget"][largest]
+    assert ledger["epsilon spent (RDP)"].tolist() == pytest.approx(
+        [ledger_epsilon(nm, q, s, pfa.DELTA) for nm, s in zip(closed, steps, strict=True)])
+
+
+def _authors_runs() -> pd.DataFrame:
+    """Hand-made runs of the smoke tier's authors setting: PFA 0.8, WeiAvg 0.7, the rest
+    0.5 under the closed form; WeiAvg 0.8, PFA 0.75 under RDP."""
+    rows = []
+    for i, config in enumerate(pfa.configs(pfa.tier("smoke"), 0, figures=("authors",))):
+        closed = config["calibration"] == "closed-form"
+        value = {("pfa", "public"): 0.8 if closed else 0.75,
+                 ("weiavg", "public"): 0.7 if closed else 0.8}.get(
+                     (config["aggregator"], config["projection"]), 0.5)
+        for r in range(12):
+            rows.append({"run_key": f"run{i}", "round": r, "accuracy": value, **config})
+    return pd.DataFrame(rows)
+
+
+def test_authors_comparison_puts_ours_beside_their_code():
+    comparison = pfa_claims.authors_comparison(_authors_runs())
+    ours = comparison[comparison["source"].str.startswith("ours")]
+    assert set(ours["source"]) == {f"ours, {m} LogR, {c}" for m in ("our", "their")
+                                   for c in ("RDP", "closed form")}
+    assert set(ours["scale"]) == {"3 x 2"} and set(ours["seed"]) == {10}
+    budgets = authors_budgets("mixgauss1", 10, 10)
+    assert set(ours["high_budgets"]) == {int((budgets > 1).sum())}
+    theirs = comparison[comparison["source"] == "authors' code"]
+    assert len(theirs) == sum(1 if r.distribution != "none" else 2 for r in AUTHORS_RUNS)
+    assert set(theirs["distribution"]) <= {"mixgauss1", "mixgauss2"}
+    table = pfa_claims.authors_table(comparison)
+    row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
+    assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
+    assert row["ours, their LogR, RDP (3 x 2)"] == "0.750 (1)"
+    methods = table.loc["mixgauss1 (mixgauss3.txt)"].index.tolist()
+    assert methods.index("WeiAvg") < methods.index("PFA") < methods.index(
+        "PFA, random direction")
+    gaps = pfa_claims.authors_gaps(comparison)
+    mine = gaps[gaps["source"] == "ours, their LogR, closed form"]
+    assert mine["PFA - WeiAvg"].tolist() == pytest.approx([10.0])
+    assert pfa_claims.authors_table(comparison.iloc[:0]).empty

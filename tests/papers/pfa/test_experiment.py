@@ -3,6 +3,7 @@ CIFAR-10 CNN and IMDb LSTM in the DP-SGD engine."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -12,6 +13,8 @@ from fedlib.nn.dpsgd import draw_batches, local_dpsgd
 from fedlib.nn.dpsgd_reference import opacus_local_dpsgd
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, n_parameters
 from fedlib.papers.pfa import experiment as pfa
+from fedlib.papers.pfa.authors import AUTHORS_FILES
+from fedlib.papers.pfa.budgets import BUDGET_DISTRIBUTIONS, authors_budgets
 
 
 def _max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
@@ -112,7 +115,7 @@ def test_figure5_setting_trains_and_carries_the_data_label(monkeypatch):
     generator = torch.Generator().manual_seed(0)
     labels = torch.arange(400).remainder(10)
     images = torch.randn(400, 3, 32, 32, generator=generator)
-    monkeypatch.setattr(pfa, "_examples", lambda dataset, split: (
+    monkeypatch.setattr(pfa, "_examples", lambda dataset, split, standardise=True: (
         images, labels, "CIFAR-10 (JPEG proxy)"))
     base = {"figure": "fig5", "dataset": "cifar10", "model": "cnn4", "partition": "iid",
             "distribution": "mixgauss1", "n_clients": 10, "rounds": 2, "local_steps": 2,
@@ -145,16 +148,65 @@ def test_configs_of_the_smoke_tier():
     main = len(pfa.MAIN_AGGREGATORS)
     # Figure 3: 2 datasets x 2 models; Figure 8: 2 models; Figure 4: one setting per
     # distribution; Figure 6: PFA+, PFA and random-subspace PFA per k, and WeiAvg.
+    a = setup.authors
+    authors = (len(a.distributions) * len(a.models) * len(a.calibrations)
+               * (len(a.aggregators) + 1))
     assert per_figure == {"fig3": 4 * main, "fig8": 2 * main,
                           "fig4": len(setup.distributions) * main,
-                          "fig6": 3 * len(setup.k_grid) + 1}
-    assert {c["seed"] for c in configs} == {4}
+                          "fig6": 3 * len(setup.k_grid) + 1, "authors": authors}
+    assert {c["seed"] for c in configs if c["figure"] != "authors"} == {4}
+    assert {c["seed"] for c in configs if c["figure"] == "authors"} == {4 + s for s in a.seeds}
+    assert {c["calibration"] for c in configs if c["figure"] != "authors"} == {"rdp"}
+    assert {c["calibration"] for c in configs if c["figure"] == "authors"} == {
+        "rdp", "closed-form"}
+    assert pfa.configs(setup, 4, figures=("authors",)) == [
+        c for c in configs if c["figure"] == "authors"]
+    with pytest.raises(ValueError, match="unknown figures"):
+        pfa.configs(setup, 4, figures=("fig9",))
     assert all(set(pfa.BATCHED) <= set(c) for c in configs)
     assert {c["n_clients"] for c in configs} == {setup.n_clients}
-    assert {c["lr"] for c in configs if c["model"] == "logr"} == {setup.lr_logr}
-    assert {c["lr"] for c in configs if c["model"] == "cnn"} == {setup.lr_cnn}
-    repeated = pfa.configs(pfa.tier("smoke", repeats=2), 4)
-    assert len(repeated) == 2 * len(configs) and {c["seed"] for c in repeated} == {4, 5}
+    figures = [c for c in configs if c["figure"] != "authors"]
+    assert {c["lr"] for c in figures if c["model"] == "logr"} == {setup.lr_logr}
+    assert {c["lr"] for c in figures if c["model"] == "cnn"} == {setup.lr_cnn}
+    assert {c["lr"] for c in configs if c["figure"] == "authors"} == {a.lr}
+    repeated = pfa.configs(pfa.tier("smoke", repeats=2), 4, figures=("fig3", "fig4"))
+    once = pfa.configs(setup, 4, figures=("fig3", "fig4"))
+    assert len(repeated) == 2 * len(once) and {c["seed"] for c in repeated} == {4, 5}
+
+
+def test_the_authors_setting_is_their_codes_defaults():
+    a = pfa.tier("paper").authors
+    assert (a.n_clients, a.rounds, a.local_steps, a.batch_size, a.lr, a.k) == (
+        30, 100, 100, 4, 0.1, 1)
+    assert (a.examples_per_client, a.n_test, a.seeds[0]) == (2000, 10_000, 10)
+    configs = pfa.configs(pfa.tier("paper"), 0, figures=("authors",))
+    assert {c["distribution"] for c in configs} == {"mixgauss1", "mixgauss2"}
+    assert {c["model"] for c in configs} == {"logr", "logr-authors"}
+    assert {(c["aggregator"], c["projection"]) for c in configs} == {
+        ("fedavg", "public"), ("weiavg", "public"), ("pfa", "public"), ("pfa+", "public"),
+        ("np-fedavg", "public"), ("pfa", "random")}
+    config = configs[0]
+    assert pfa.setting_examples_per_client(config) == 2000
+    assert pfa.hyperparameters(config).batch_size == 4
+    # Their epsfiles/mixgauss1.txt and mixgauss3.txt are our mixgauss2 and mixgauss1.
+    assert BUDGET_DISTRIBUTIONS["mixgauss2"] == ((0.9, 0.5, 0.01), (0.1, 10.0, 0.1))
+    assert BUDGET_DISTRIBUTIONS["mixgauss1"] == ((0.9, 0.1, 0.01), (0.1, 10.0, 0.1))
+    assert AUTHORS_FILES == {"mixgauss2": "mixgauss1", "mixgauss1": "mixgauss3"}
+    budgets = pfa.setting_budgets({**config, "distribution": "mixgauss2", "seed": 10})
+    np.testing.assert_array_equal(budgets, authors_budgets("mixgauss2", 30, 10))
+    with pytest.raises(ValueError, match="budget_draw"):
+        pfa.setting_budgets({**config, "budget_draw": "theirs"})
+    # The whole training set, dealt out: 30 clients of 2,000.
+    idx = pfa.client_indices(np.arange(60_000) % 10, 30, "iid", 0, 2000)
+    assert idx.shape == (30, 2000) and len(set(idx.ravel())) == 60_000
+
+
+def test_the_authors_model_is_their_double_softmax_logr():
+    model = pfa.build_model("logr-authors", 0)
+    assert all(float(p.detach().abs().max()) == 0 for p in model.parameters())
+    x = torch.rand(3, 1, 28, 28)
+    torch.testing.assert_close(model(x), torch.full((3, 10), 0.1))
+    assert "logr-authors" in pfa.UNIT_PIXEL_MODELS
 
 
 def test_run_group_refuses_configs_of_different_settings():
@@ -178,7 +230,8 @@ def test_run_merges_every_config_into_its_rows(monkeypatch):
     configs = pfa.configs(setup, 0)
     runs = pfa.run(setup, 0, workers=1, progress=False)
     assert len(runs) == 2 * len(configs)
-    assert sum(calls) == len(configs) and len(calls) == 8  # one call per setting
+    # one call per setting: 8 of the figures, 4 of the authors' defaults
+    assert sum(calls) == len(configs) and len(calls) == 12
     for column in ("figure", "dataset", "model", "aggregator", "k", "projection", "seed"):
         assert column in runs
     first = runs[runs["run_key"] == runs["run_key"].iloc[0]]

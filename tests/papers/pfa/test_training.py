@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -9,6 +11,7 @@ import torch
 from fedlib.nn.dpsgd import draw_batches, local_dpsgd
 from fedlib.nn.models import LogisticRegression
 from fedlib.papers.pfa.aggregation import upload_bytes
+from fedlib.papers.pfa.budgets import ClosedFormLedger, closed_form_noise_multiplier
 from fedlib.papers.pfa.training import (
     Federation,
     Hyperparameters,
@@ -58,8 +61,9 @@ def test_non_private_fedavg_equals_a_hand_written_loop() -> None:
         if len(chosen) == 0:
             continue
         batches = draw_batches(len(chosen), 40, 3, 4, batch_gen)
-        deltas = local_dpsgd(model, params, fed.x[chosen], fed.y[chosen], batches, 0.5, 1.0,
-                             0.0)
+        # NP-FedAvg is plain SGD: no clipping, no noise (the authors' baseline).
+        deltas = local_dpsgd(model, params, fed.x[chosen], fed.y[chosen], batches, 0.5,
+                             math.inf, 0.0)
         params = {n: params[n] - deltas[n].mean(dim=0) for n in params}
     logits = fed.x_test.flatten(1) @ params["1.weight"].T + params["1.bias"]
     expected = float((logits.argmax(1) == fed.y_test).float().mean())
@@ -79,6 +83,36 @@ def test_no_client_takes_part_beyond_its_budget() -> None:
     # Sampling keeps the public client in every round while it has budget left.
     public_rounds = [t for t, chosen in enumerate(plan) if 4 in chosen]
     assert public_rounds == list(range(ledger.rounds_taken[4]))
+
+
+def test_training_stops_once_fewer_than_k_clients_can_take_part() -> None:
+    fed = _federation()
+    for calibration in ("rdp", "closed-form"):
+        hyperparameters = Hyperparameters(rounds=20, local_steps=3, batch_size=4, lr=0.5,
+                                          calibration=calibration)
+        ledger, public, plan = plan_participation(fed.budgets, 40, hyperparameters,
+                                                  fed.delta, seed=2)
+        sizes = [len(chosen) for chosen in plan]
+        stop = sizes.index(0)
+        assert set(sizes[:stop]) == {8} and set(sizes[stop:]) == {0}
+        assert all(public[chosen].any() for chosen in plan[:stop])
+        eligible = ledger.can_take_part()
+        assert eligible.sum() < 8 or not (eligible & public).any()
+
+
+def test_closed_form_calibration_uses_the_authors_formula() -> None:
+    fed = _federation()
+    hyperparameters = Hyperparameters(rounds=6, local_steps=3, batch_size=4, lr=0.5,
+                                      calibration="closed-form")
+    result = train_variants(_model(), fed, hyperparameters,
+                            [Variant("weiavg"), Variant("minimum")], seed=0)
+    assert isinstance(result.ledger, ClosedFormLedger)
+    planned = result.ledger.planned_rounds * 3
+    expected = [closed_form_noise_multiplier(b, 0.1, planned, fed.delta) for b in fed.budgets]
+    np.testing.assert_allclose(result.noise_multipliers["weiavg"], expected)
+    np.testing.assert_allclose(result.noise_multipliers["minimum"], max(expected))
+    with pytest.raises(ValueError, match="calibration must be one of"):
+        Hyperparameters(rounds=1, local_steps=1, batch_size=1, lr=0.1, calibration="ma")
 
 
 def test_minimum_and_maximum_calibrate_everyone_at_one_budget() -> None:
