@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import platform
 import threading
 import time
 import warnings
@@ -250,6 +251,11 @@ class ResultStore:
             raise DamagedRunError(f"{path.name} does not match its content digest")
         return table
 
+    def timing(self, key: str) -> dict[str, Any]:
+        """How the run under ``key`` was computed (empty for files written without it)."""
+        raw = (pq.read_schema(self.path(key)).metadata or {}).get(_METADATA_KEY)
+        return dict(json.loads(raw).get("timing") or {}) if raw else {}
+
     def read(self, key: str) -> pd.DataFrame | None:
         """The run under ``key``, or None when there is none or it was damaged (then
         it is moved to ``.damaged/`` with a warning, so that it is computed again)."""
@@ -271,12 +277,14 @@ class ResultStore:
         os.replace(self.path(key), target)
         return target
 
-    def save(self, key: str, table: pd.DataFrame) -> None:
+    def save(self, key: str, table: pd.DataFrame, timing: dict[str, Any] | None = None
+             ) -> None:
         """Write atomically (a temporary file in the same folder, then a rename), with
-        the layout tag, the key and the content digest of what a reader will get back."""
+        the layout tag, the key and the content digest of what a reader will get back,
+        and how the run's group was computed (``timing``, read back by :meth:`timing`)."""
         arrow = pa.Table.from_pandas(table, preserve_index=False)
         meta = {"layout": STORE_LAYOUT, "key": key,
-                "sha256": content_digest(arrow.to_pandas())}
+                "sha256": content_digest(arrow.to_pandas()), "timing": timing or {}}
         arrow = arrow.replace_schema_metadata(
             {**(arrow.schema.metadata or {}), _METADATA_KEY: json.dumps(meta).encode()})
         with paths.atomic_path(self.path(key)) as tmp:
@@ -342,8 +350,31 @@ def _worker_init(threads: int, parent: int) -> None:
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
-def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]) -> list[pd.DataFrame]:
-    return runner(group)
+def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]
+                         ) -> tuple[list[pd.DataFrame], dict[str, Any]]:
+    """The runner's tables for ``group`` and how the call went: wall-clock and CPU seconds
+    (of this process, all its threads), torch's thread count, the machine."""
+    import torch
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    tables = runner(group)
+    timing = {"group_size": len(group),
+              "group_wall_seconds": round(time.perf_counter() - wall, 3),
+              "group_cpu_seconds": round(time.process_time() - cpu, 3),
+              "torch_threads": torch.get_num_threads(), "machine": machine_description(),
+              "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return tables, timing
+
+
+def machine_description() -> str:
+    """The computing machine in one line: OS, architecture, processor, logical cores,
+    and the GPU when torch sees one."""
+    import torch
+
+    gpu = (f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "")
+    processor = platform.processor() or platform.machine()
+    return (f"{platform.system()} {platform.machine()}, {processor}, "
+            f"{os.cpu_count()} logical cores{gpu}")
 
 
 def sweep(
@@ -394,11 +425,12 @@ def sweep(
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
                desc=experiment, unit="run")
 
-    def finish(group: list[dict[str, Any]], tables: list[pd.DataFrame]) -> None:
+    def finish(group: list[dict[str, Any]], tables: list[pd.DataFrame],
+               timing: dict[str, Any]) -> None:
         if len(tables) != len(group):
             raise RuntimeError(f"runner returned {len(tables)} tables for {len(group)} configs")
         for config, table in zip(group, tables, strict=True):
-            store.save(run_key(config, module), table)
+            store.save(run_key(config, module), table, timing)
         bar.update(len(group))
 
     try:
@@ -423,7 +455,7 @@ def _run_locally(groups, runner, workers, finish) -> None:
     workers = min(workers or cores, len(groups))
     if workers <= 1:
         for group in groups:
-            finish(group, runner(group))
+            finish(group, *_run_group_in_worker(runner, group))
         return
     threads = max(1, cores // workers)
     with ProcessPoolExecutor(
@@ -440,7 +472,7 @@ def _run_locally(groups, runner, workers, finish) -> None:
             while remaining:
                 done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
                 for future in done:
-                    finish(futures[future], future.result())
+                    finish(futures[future], *future.result())
         except BaseException:
             # Interrupted or failed: finished runs are saved already; stop the
             # workers now instead of letting them finish groups nobody will save.
@@ -467,7 +499,7 @@ def _run_on_ray(groups, runner, address, finish) -> None:
         while remaining:
             done, remaining = ray.wait(remaining, num_returns=1)
             for ref in done:
-                finish(refs[ref], ray.get(ref))
+                finish(refs[ref], *ray.get(ref))
     finally:
         if started_here:
             ray.shutdown()
