@@ -20,6 +20,7 @@ from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import resolve
 from fedlib.tiers import check_scale
+from fedlib.sweeps import set_tier_label
 
 
 @dataclass
@@ -134,6 +135,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
 
     keep_figure_data(folder.parent / "extra" / "data")
     _tables_without_row_numbers()
+    set_tier_label(scale)
     return Chapter(paper_id, scale, seed, device, workers, ray_address, folder)
 
 

@@ -26,6 +26,7 @@ import time
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextvars import ContextVar
 from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
@@ -251,10 +252,10 @@ class ResultStore:
             raise DamagedRunError(f"{path.name} does not match its content digest")
         return table
 
-    def timing(self, key: str) -> dict[str, Any]:
-        """How the run under ``key`` was computed (empty for files written without it)."""
+    def provenance(self, key: str) -> dict[str, Any]:
+        """Where the run under ``key`` comes from (empty for files written without it)."""
         raw = (pq.read_schema(self.path(key)).metadata or {}).get(_METADATA_KEY)
-        return dict(json.loads(raw).get("timing") or {}) if raw else {}
+        return dict(json.loads(raw).get("provenance") or {}) if raw else {}
 
     def read(self, key: str) -> pd.DataFrame | None:
         """The run under ``key``, or None when there is none or it was damaged (then
@@ -277,18 +278,29 @@ class ResultStore:
         os.replace(self.path(key), target)
         return target
 
-    def save(self, key: str, table: pd.DataFrame, timing: dict[str, Any] | None = None
+    def save(self, key: str, table: pd.DataFrame, provenance: dict[str, Any] | None = None
              ) -> None:
         """Write atomically (a temporary file in the same folder, then a rename), with
         the layout tag, the key and the content digest of what a reader will get back,
-        and how the run's group was computed (``timing``, read back by :meth:`timing`)."""
+        and where the run comes from (``provenance``, read back by :meth:`provenance`:
+        its config, runner module, tier, timing and machine, as :func:`sweep` records
+        them)."""
         arrow = pa.Table.from_pandas(table, preserve_index=False)
         meta = {"layout": STORE_LAYOUT, "key": key,
-                "sha256": content_digest(arrow.to_pandas()), "timing": timing or {}}
+                "sha256": content_digest(arrow.to_pandas()), "provenance": provenance or {}}
         arrow = arrow.replace_schema_metadata(
             {**(arrow.schema.metadata or {}), _METADATA_KEY: json.dumps(meta).encode()})
         with paths.atomic_path(self.path(key)) as tmp:
             pq.write_table(arrow, tmp)
+
+
+_TIER_LABEL: ContextVar[str] = ContextVar("fedlib_tier", default="")
+
+
+def set_tier_label(scale: str) -> None:
+    """Label every run computed from now on (in this context) with ``scale`` (a chapter
+    sets its tier once, at its start)."""
+    _TIER_LABEL.set(scale)
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
@@ -430,7 +442,9 @@ def sweep(
         if len(tables) != len(group):
             raise RuntimeError(f"runner returned {len(tables)} tables for {len(group)} configs")
         for config, table in zip(group, tables, strict=True):
-            store.save(run_key(config, module), table, timing)
+            store.save(run_key(config, module), table,
+                       {**timing, "experiment": experiment, "module": module,
+                        "tier": _TIER_LABEL.get(), "config": _canonical(config)})
         bar.update(len(group))
 
     try:
