@@ -19,8 +19,8 @@ from fedlib.claims import Claim, write_claims
 from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import resolve
-from fedlib.tiers import check_scale
 from fedlib.sweeps import set_tier_label
+from fedlib.tiers import check_scale
 
 
 @dataclass
