@@ -50,6 +50,20 @@ def offline() -> bool:
     )
 
 
+def compute_allowed() -> bool:
+    """False when ``$FEDLIB_COMPUTE`` says so (0/false/no/off): sweeps then use cached and
+    published runs only, and refuse to compute a missing one (a build that renders a
+    published tier must not start hours of runs). Unset or 1/true/yes/on: compute."""
+    value = os.environ.get("FEDLIB_COMPUTE", "1").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE - {""}:
+        return False
+    raise ValueError(
+        f"FEDLIB_COMPUTE={os.environ['FEDLIB_COMPUTE']!r} is neither on nor off; set it to "
+        "0 (use cached and published runs only) or 1 (compute what is missing), or unset it.")
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
@@ -72,6 +86,12 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 def results_dir() -> Path:
     """Cache of finished runs (Parquet): ``$FEDLIB_RESULTS_DIR`` or ``data/results``."""
     return _env_path("FEDLIB_RESULTS_DIR", PROJECT_ROOT / "data" / "results")
+
+
+def published_dir() -> Path:
+    """Published runs, committed with the project (:mod:`fedlib.published`):
+    ``$FEDLIB_PUBLISHED_DIR`` or ``data/published`` in the checkout."""
+    return _env_path("FEDLIB_PUBLISHED_DIR", PROJECT_ROOT / "data" / "published")
 
 
 @contextmanager

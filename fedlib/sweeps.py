@@ -51,10 +51,11 @@ PRESENTATION_MODULES = frozenset({
 them (a paper's ``claims.py`` and ``figures.py`` among them): they are never part
 of a run's key, and the search for what a run imports does not go through them."""
 
-STORAGE_MODULES = frozenset({"sweeps.py", "paths.py"})
+STORAGE_MODULES = frozenset({"sweeps.py", "paths.py", "published.py"})
 """Package-level modules that decide where and how finished runs are kept, never
 what a run computes (a dataset's content is pinned by its checksum in the
-registry, which is part of the key): editing them keeps every cached run."""
+registry, which is part of the key): editing them keeps every cached run, and the
+search for what a run imports does not go through them."""
 
 
 def _module_file(root: Path, name: str) -> Path | None:
@@ -142,7 +143,8 @@ def code_files(module: str | None = None) -> list[str]:
         while pending:
             name = pending.pop()
             path = _module_file(root, name)
-            if name in seen or path is None or path.name in PRESENTATION_MODULES:
+            if (name in seen or path is None or path.name in PRESENTATION_MODULES
+                    or path.relative_to(root).as_posix() in STORAGE_MODULES):
                 continue
             seen.add(name)
             pending.extend(_fedlib_imports(root, name, path) - seen)
@@ -207,6 +209,11 @@ def content_digest(table: pd.DataFrame) -> str:
     digest.update(json.dumps([[str(c), str(table[c].dtype)] for c in table.columns]).encode())
     digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
     return digest.hexdigest()
+
+
+class MissingRunsError(RuntimeError):
+    """Runs that are neither cached nor published, where computing is not allowed
+    (``FEDLIB_COMPUTE=0``)."""
 
 
 class DamagedRunError(RuntimeError):
@@ -431,7 +438,17 @@ def sweep(
     if len(set(keys)) != len(keys):
         raise ValueError("configs contain duplicates: every run must differ in some field")
     cached = {k: table for k in keys if (table := store.read(k)) is not None}
+    if len(cached) < len(keys):
+        from fedlib.published import PublishedStore
+
+        cached.update(PublishedStore(experiment).lookup(k for k in keys if k not in cached))
     pending = [c for c, k in zip(configs, keys, strict=True) if k not in cached]
+    if pending and not paths.compute_allowed():
+        raise MissingRunsError(
+            f"{len(pending)} of {len(configs)} runs of {experiment} are neither cached nor "
+            "published, and FEDLIB_COMPUTE=0 forbids computing them: unset FEDLIB_COMPUTE to "
+            "compute them, or publish them from a machine that has them (python -m "
+            "fedlib.published export --tier <tier>)")
     groups = plan_groups(pending, batched, max_group_size)
 
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
@@ -441,10 +458,12 @@ def sweep(
                timing: dict[str, Any]) -> None:
         if len(tables) != len(group):
             raise RuntimeError(f"runner returned {len(tables)} tables for {len(group)} configs")
-        for config, table in zip(group, tables, strict=True):
-            store.save(run_key(config, module), table,
+        members = [run_key(config, module) for config in group]
+        for config, key, table in zip(group, members, tables, strict=True):
+            store.save(key, table,
                        {**timing, "experiment": experiment, "module": module,
-                        "tier": _TIER_LABEL.get(), "config": _canonical(config)})
+                        "tier": _TIER_LABEL.get(), "config": _canonical(config),
+                        "group": members})
         bar.update(len(group))
 
     try:

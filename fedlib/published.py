@@ -1,0 +1,300 @@
+"""Published results: finished runs of a tier, committed with the project.
+
+Runs that take hours (the ``paper`` tier) are computed once and exported here, so that a
+build, a test or a reader's laptop can use them without computing them again. The store
+is read like the dataset mirror: :func:`fedlib.sweeps.sweep` looks a run up here when its
+own cache lacks it, and uses it only if the run's key matches, that is, only if the
+config and the source of every fedlib module the run computes with are those it was
+computed with. When that code changes, the run's key changes: the published run is then
+*stale*, reported as such (:func:`status_table`, the book's status page) and never used.
+
+Layout, one folder per experiment (the sweep's name)::
+
+    data/published/<experiment>/manifest.json     what every run is and where it comes from
+    data/published/<experiment>/<tier>.parquet    the runs' tables, one ``run_key`` column
+
+The manifest records, per run: its tier, config, runner module, the fingerprint of the
+code it ran with and the digest of every file in it, the fedlib version and commit, the
+machine, the date it finished, its wall-clock and CPU seconds, and the digest of its
+table (checked on every read: a table that does not match is not used).
+
+``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
+tier that are in the local cache and current; ``python -m fedlib.published status``
+lists what is published and whether it is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import warnings
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import fedlib
+from fedlib import paths
+from fedlib.sweeps import (
+    DamagedRunError,
+    ResultStore,
+    code_files,
+    code_fingerprint,
+    content_digest,
+    run_key,
+)
+from fedlib.tiers import SCALES
+
+PUBLISHED_LAYOUT = "fedlib-published/1"
+"""Layout tag of every manifest: a manifest of another layout is refused, never guessed."""
+
+
+class PublishedStoreError(RuntimeError):
+    """A published store that cannot be read as this layout (say what to do about it)."""
+
+
+def _file_digests(module: str) -> dict[str, str]:
+    root = Path(fedlib.__file__).resolve().parent
+    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest()[:16]
+            for name in code_files(module)}
+
+
+def commit_description() -> str:
+    """``git describe``-like name of the checkout's commit (``unknown`` outside git), with
+    ``+changes`` when fedlib's tracked sources differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.PROJECT_ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "fedlib"],
+                               cwd=paths.PROJECT_ROOT, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+class PublishedStore:
+    """The published runs of one experiment (read-only for sweeps; :meth:`add` exports)."""
+
+    def __init__(self, experiment: str, root: Path | None = None) -> None:
+        if not experiment or any(c in experiment for c in "/\\") or experiment.startswith("."):
+            raise ValueError(f"experiment name {experiment!r} must be a plain folder name")
+        self.experiment = experiment
+        self.folder = (root or paths.published_dir()) / experiment
+        self._tables: dict[str, pd.DataFrame] = {}
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.folder / "manifest.json"
+
+    def table_path(self, tier: str) -> Path:
+        return self.folder / f"{tier}.parquet"
+
+    def manifest(self) -> dict[str, Any]:
+        """The manifest (an empty one when nothing is published)."""
+        if not self.manifest_path.is_file():
+            return {"layout": PUBLISHED_LAYOUT, "experiment": self.experiment, "runs": {},
+                    "modules": {}}
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except ValueError as error:
+            raise PublishedStoreError(
+                f"{self.manifest_path} is not valid JSON ({error}); restore it from git "
+                "(git checkout -- <file>) or export the runs again") from error
+        if manifest.get("layout") != PUBLISHED_LAYOUT:
+            raise PublishedStoreError(
+                f"{self.manifest_path} has layout {manifest.get('layout')!r}, this fedlib "
+                f"reads {PUBLISHED_LAYOUT!r}: export the runs again with this version")
+        return manifest
+
+    def _tier_table(self, tier: str) -> pd.DataFrame:
+        if tier not in self._tables:
+            path = self.table_path(tier)
+            self._tables[tier] = (pq.read_table(path).to_pandas() if path.is_file()
+                                  else pd.DataFrame({"run_key": pd.Series(dtype=str)}))
+        return self._tables[tier]
+
+    def load(self, key: str) -> pd.DataFrame:
+        """The published table of ``key``, checked against its digest
+        (:class:`fedlib.sweeps.DamagedRunError` when it does not match)."""
+        entry = self.manifest()["runs"].get(key)
+        if entry is None:
+            raise KeyError(f"run {key} is not published for {self.experiment}")
+        table = self._tier_table(entry["tier"])
+        rows = table[table["run_key"] == key].drop(columns="run_key").reset_index(drop=True)
+        rows = rows[entry["columns"]]
+        if content_digest(rows) != entry["sha256"]:
+            raise DamagedRunError(f"published run {key} of {self.experiment} does not match "
+                                  "its digest in the manifest")
+        return rows
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, pd.DataFrame]:
+        """The published tables of those ``keys`` that are published (a damaged one is
+        left out with a warning, and computed instead)."""
+        if not self.manifest_path.is_file():
+            return {}
+        published = self.manifest()["runs"]
+        found = {}
+        for key in keys:
+            if key not in published:
+                continue
+            try:
+                found[key] = self.load(key)
+            except DamagedRunError as error:
+                warnings.warn(f"{error}; computing it instead", RuntimeWarning, stacklevel=2)
+        return found
+
+    def add(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]]
+            ) -> int:
+        """Publish ``runs`` (key, table, provenance as :meth:`ResultStore.provenance`
+        gives it) under ``tier``, replacing a published run of the same key; the tier's
+        table and the manifest are each written atomically. Returns how many were new."""
+        if tier not in SCALES:
+            raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
+        manifest = self.manifest()
+        table = self._tier_table(tier)
+        new = 0
+        commit = commit_description()
+        frames = [table[~table["run_key"].isin([key for key, _, _ in runs])]]
+        for key, run, provenance in runs:
+            module = provenance["module"]
+            if run_key(provenance["config"], module) != key:
+                raise ValueError(f"run {key} was computed with other code or config than "
+                                 "the checkout's: it cannot be published as current")
+            new += key not in manifest["runs"]
+            manifest["modules"][module] = {"fingerprint": code_fingerprint(module),
+                                           "files": _file_digests(module)}
+            manifest["runs"][key] = {
+                "tier": tier, "config": provenance["config"], "module": module,
+                "code_fingerprint": code_fingerprint(module),
+                "fedlib_version": fedlib.__version__, "commit": commit,
+                "machine": provenance.get("machine", "unknown"),
+                "finished": provenance.get("finished", "unknown"),
+                "wall_seconds": _share(provenance, "group_wall_seconds"),
+                "cpu_seconds": _share(provenance, "group_cpu_seconds"),
+                "torch_threads": provenance.get("torch_threads"),
+                "rows": len(run), "columns": list(run.columns),
+                "sha256": content_digest(run)}
+            frames.append(run.assign(run_key=key))
+        merged = pd.concat(frames, ignore_index=True)
+        arrow = pa.Table.from_pandas(merged, preserve_index=False)
+        with paths.atomic_path(self.table_path(tier)) as tmp:
+            pq.write_table(arrow, tmp, compression="zstd")
+        with paths.atomic_path(self.manifest_path) as tmp:
+            tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        self._tables.pop(tier, None)
+        return new
+
+
+def _share(provenance: dict[str, Any], field: str) -> float | None:
+    """A run's share of its group's seconds (the runs of a group are computed together)."""
+    total, size = provenance.get(field), provenance.get("group_size")
+    return round(total / size, 3) if total is not None and size else None
+
+
+def cached_runs(experiment: str, tier: str, cache: Path | None = None
+                ) -> tuple[list[tuple[str, pd.DataFrame, dict[str, Any]]], int]:
+    """The runs of ``tier`` in the local cache of ``experiment`` that are current (their
+    key is what this checkout's code gives their config), and how many others of the
+    tier were left out because the code or the config changed since."""
+    store = ResultStore(experiment, cache)
+    current, stale = [], 0
+    for path in sorted(store.folder.glob("*.parquet")):
+        key = path.stem
+        provenance = store.provenance(key)
+        if provenance.get("tier") != tier:
+            continue
+        if run_key(provenance["config"], provenance["module"]) != key:
+            stale += 1
+            continue
+        current.append((key, store.load(key), provenance))
+    return current, stale
+
+
+def export(experiment: str, tier: str, *, cache: Path | None = None,
+           root: Path | None = None) -> tuple[int, int, int]:
+    """Publish every current run of ``tier`` in the local cache of ``experiment``.
+    Returns (runs exported, of which new, stale runs of the cache left out)."""
+    runs, stale = cached_runs(experiment, tier, cache)
+    if not runs:
+        return 0, 0, stale
+    new = PublishedStore(experiment, root).add(tier, runs)
+    return len(runs), new, stale
+
+
+@cache
+def _stale_files(module: str, recorded: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    now = _file_digests(module)
+    before = dict(recorded)
+    return tuple(sorted(name for name in set(now) | set(before)
+                        if now.get(name) != before.get(name)))
+
+
+def status_table(root: Path | None = None) -> pd.DataFrame:
+    """One row per published experiment and tier: runs, how many are current, the files
+    whose change made the others stale, CPU hours, the machines and dates, and size."""
+    root = root or paths.published_dir()
+    rows = []
+    for folder in sorted(p for p in root.glob("*") if (p / "manifest.json").is_file()):
+        store = PublishedStore(folder.name, root)
+        manifest = store.manifest()
+        by_tier: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for key, entry in manifest["runs"].items():
+            by_tier.setdefault(entry["tier"], []).append((key, entry))
+        for tier, entries in sorted(by_tier.items(), key=lambda item: SCALES.index(item[0])):
+            changed: set[str] = set()
+            current = 0
+            for key, entry in entries:
+                if run_key(entry["config"], entry["module"]) == key:
+                    current += 1
+                else:
+                    recorded = manifest["modules"].get(entry["module"], {}).get("files", {})
+                    changed |= set(_stale_files(entry["module"],
+                                                tuple(sorted(recorded.items()))))
+            seconds = [e["cpu_seconds"] for _, e in entries if e.get("cpu_seconds")]
+            dates = sorted(str(e["finished"])[:10] for _, e in entries)
+            rows.append({
+                "experiment": folder.name, "tier": tier, "runs": len(entries),
+                "current": current, "stale": len(entries) - current,
+                "changed since": ", ".join(sorted(changed)),
+                "CPU hours": round(sum(seconds) / 3600, 2),
+                "machines": "; ".join(sorted({e["machine"] for _, e in entries})),
+                "finished": f"{dates[0]} to {dates[-1]}" if dates else "",
+                "commits": ", ".join(sorted({e["commit"][:12] for _, e in entries})),
+                "size (kB)": round(store.table_path(tier).stat().st_size / 1024, 1)
+                if store.table_path(tier).is_file() else 0.0})
+    return pd.DataFrame(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedlib.published",
+                                     description="Export and inspect published runs.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    out = commands.add_parser("export", help="publish the current runs of a tier from the "
+                              "local cache")
+    out.add_argument("--tier", required=True, choices=SCALES)
+    out.add_argument("experiments", nargs="*",
+                     help="experiment folders of the cache (default: all of them)")
+    commands.add_parser("status", help="what is published and whether it is current")
+    args = parser.parse_args(argv)
+    if args.command == "status":
+        table = status_table()
+        print(table.to_string(index=False) if not table.empty else "nothing is published")
+        return 0
+    cache_root = paths.results_dir()
+    names = args.experiments or sorted(p.name for p in cache_root.glob("*") if p.is_dir())
+    for name in names:
+        exported, new, stale = export(name, args.tier)
+        print(f"{name}: {exported} {args.tier}-tier runs published ({new} new); "
+              f"{stale} stale cached runs left out")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
