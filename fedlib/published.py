@@ -172,6 +172,8 @@ class PublishedStore:
                                            "files": _file_digests(module)}
             manifest["runs"][key] = {
                 "tier": tier, "config": provenance["config"], "module": module,
+                "runner": provenance.get("runner", ""),
+                "group": provenance.get("group", [key]),
                 "code_fingerprint": code_fingerprint(module),
                 "fedlib_version": fedlib.__version__, "commit": commit,
                 "machine": provenance.get("machine", "unknown"),

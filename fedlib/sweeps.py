@@ -462,6 +462,7 @@ def sweep(
         for config, key, table in zip(group, members, tables, strict=True):
             store.save(key, table,
                        {**timing, "experiment": experiment, "module": module,
+                        "runner": getattr(runner, "__qualname__", ""),
                         "tier": _TIER_LABEL.get(), "config": _canonical(config),
                         "group": members})
         bar.update(len(group))
