@@ -128,7 +128,9 @@ class PublishedStore:
             raise KeyError(f"run {key} is not published for {self.experiment}")
         table = self._tier_table(entry["tier"])
         rows = table[table["run_key"] == key].drop(columns="run_key").reset_index(drop=True)
-        rows = rows[entry["columns"]]
+        # One table holds runs of different columns: each run gets its own dtypes back.
+        columns = dict(entry["columns"])  # [name, dtype] pairs, in the run's order
+        rows = rows[list(columns)].astype(columns)
         if content_digest(rows) != entry["sha256"]:
             raise DamagedRunError(f"published run {key} of {self.experiment} does not match "
                                   "its digest in the manifest")
@@ -161,7 +163,8 @@ class PublishedStore:
         table = self._tier_table(tier)
         new = 0
         commit = commit_description()
-        frames = [table[~table["run_key"].isin([key for key, _, _ in runs])]]
+        kept = table[~table["run_key"].isin([key for key, _, _ in runs])]
+        frames = [kept] if len(kept) else []
         for key, run, provenance in runs:
             module = provenance["module"]
             if run_key(provenance["config"], module) != key:
@@ -181,7 +184,8 @@ class PublishedStore:
                 "wall_seconds": _share(provenance, "group_wall_seconds"),
                 "cpu_seconds": _share(provenance, "group_cpu_seconds"),
                 "torch_threads": provenance.get("torch_threads"),
-                "rows": len(run), "columns": list(run.columns),
+                "rows": len(run),
+                "columns": [[str(c), str(t)] for c, t in run.dtypes.items()],
                 "sha256": content_digest(run)}
             frames.append(run.assign(run_key=key))
         merged = pd.concat(frames, ignore_index=True)

@@ -1,0 +1,147 @@
+"""The published store: exported runs are used instead of computed when key and code
+match, and only then; stale, damaged or foreign stores are never used silently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_sweeps import calls, square_runner
+
+from fedlib import published, sweeps
+from fedlib.published import PublishedStore, PublishedStoreError, export, status_table
+from fedlib.sweeps import MissingRunsError, sweep
+
+CONFIGS = [{"x": x} for x in range(4)]
+
+
+@pytest.fixture
+def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "published"
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
+    return root
+
+
+def _fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / name))
+
+
+def _computed(tier: str = "paper") -> pd.DataFrame:
+    sweeps.set_tier_label(tier)
+    try:
+        return sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+
+
+def test_published_runs_replace_computing_and_say_where_they_come_from(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _computed()
+    assert export("toy", "paper") == (4, 4, 0)
+    assert export("toy", "paper") == (4, 0, 0)  # again: replaced, nothing new
+    assert export("toy", "quick") == (0, 0, 0)  # none of that tier
+    log = Path(str(tmp_path / "calls.log"))
+    computed = len(calls(log))
+    _fresh_cache(tmp_path, monkeypatch, "elsewhere")  # another machine: empty cache
+    again = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert len(calls(log)) == computed  # nothing computed
+    pd.testing.assert_frame_equal(again, first)
+    manifest = json.loads((store_root / "toy" / "manifest.json").read_text())
+    entry = manifest["runs"][first["run_key"].iloc[0]]
+    assert entry["tier"] == "paper" and entry["config"] == {"x": 0}
+    assert entry["module"] == "test_sweeps" and entry["runner"] == "square_runner"
+    assert entry["rows"] == 1 and entry["wall_seconds"] >= 0 and entry["cpu_seconds"] >= 0
+    assert entry["group"] == [entry_key for entry_key in [first["run_key"].iloc[0]]]
+    assert "logical cores" in entry["machine"] and entry["finished"][:4].isdigit()
+    assert len(entry["commit"]) >= 7 and entry["code_fingerprint"]
+    status = status_table()
+    assert status[["experiment", "tier", "runs", "current", "stale"]].values.tolist() == [
+        ["toy", "paper", 4, 4, 0]]
+
+
+def test_a_code_change_makes_published_runs_stale_and_they_are_computed(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _computed()
+    export("toy", "paper")
+    _fresh_cache(tmp_path, monkeypatch, "elsewhere")
+    log = Path(str(tmp_path / "calls.log"))
+    before = len(calls(log))
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert len(calls(log)) == before + 4
+    status = status_table().iloc[0]
+    assert (status["current"], status["stale"]) == (0, 4)
+    # Stale runs of the cache are not exported either.
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "fedlib-cache-old"))
+    assert export("toy", "paper") == (0, 0, 0)
+
+
+def test_stale_status_names_the_files_that_changed(store_root: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _computed()
+    export("toy", "paper")
+    manifest_path = store_root / "toy" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    files = manifest["modules"]["test_sweeps"]["files"]
+    files["nn/dpsgd.py"] = "0" * 16  # as if the engine had been edited since
+    manifest_path.write_text(json.dumps(manifest))
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    published._stale_files.cache_clear()
+    assert status_table().iloc[0]["changed since"] == "nn/dpsgd.py"
+
+
+def test_a_damaged_published_table_is_not_used(store_root: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    _computed()
+    export("toy", "paper")
+    path = store_root / "toy" / "paper.parquet"
+    table = pq.read_table(path).to_pandas()
+    table.loc[0, "y"] = 1234  # an edited value
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path)
+    _fresh_cache(tmp_path, monkeypatch, "elsewhere")
+    log = Path(str(tmp_path / "calls.log"))
+    before = len(calls(log))
+    with pytest.warns(RuntimeWarning, match="does not match its digest"):
+        runs = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert len(calls(log)) == before + 1
+    assert sorted(runs["y"]) == [0, 1, 4, 9]
+
+
+def test_without_computing_missing_runs_are_refused(store_root: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    with pytest.raises(MissingRunsError, match="4 of 4 runs of toy are neither cached nor "
+                                               "published"):
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    monkeypatch.setenv("FEDLIB_COMPUTE", "1")
+    _computed()
+    export("toy", "paper")
+    _fresh_cache(tmp_path, monkeypatch, "elsewhere")
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    assert len(sweep("toy", CONFIGS, square_runner, workers=1, progress=False)) == 4
+    monkeypatch.setenv("FEDLIB_COMPUTE", "sometimes")
+    with pytest.raises(ValueError, match="FEDLIB_COMPUTE='sometimes' is neither on nor off"):
+        sweep("toy", CONFIGS + [{"x": 9}], square_runner, workers=1, progress=False)
+
+
+def test_foreign_manifests_and_mismatched_runs_are_refused(store_root: Path) -> None:
+    folder = store_root / "toy"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"layout": "other/9", "runs": {}}))
+    with pytest.raises(PublishedStoreError, match="export the runs again"):
+        PublishedStore("toy").manifest()
+    (folder / "manifest.json").write_text("{not json")
+    with pytest.raises(PublishedStoreError, match="restore it from git"):
+        PublishedStore("toy").lookup(["k"])
+    (folder / "manifest.json").unlink()
+    table = pd.DataFrame({"x": [1]})
+    provenance = {"module": "test_sweeps", "config": {"x": 2}}
+    with pytest.raises(ValueError, match="other code or config"):
+        PublishedStore("toy").add("paper", [("not-its-key", table, provenance)])
+    with pytest.raises(ValueError, match="not a run tier"):
+        PublishedStore("toy").add("huge", [])
