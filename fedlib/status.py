@@ -64,6 +64,7 @@ def status_markdown(folder: Path) -> str:
         torch_threads = f", torch threads {torch.get_num_threads()}"
     except ImportError:
         pass
+    lines += ["", *published_section()]
     lines += [
         "",
         "## Machine",
@@ -77,6 +78,27 @@ def status_markdown(folder: Path) -> str:
     ]
     lines += [f"| {name} | {version} |" for name, version in package_versions().items()]
     return "\n".join(lines) + "\n"
+
+
+def published_section() -> list[str]:
+    """The published runs (:mod:`fedlib.published`) as Markdown lines: per experiment and
+    tier, how many are current and which files made the others stale."""
+    from fedlib.published import status_table
+
+    lines = ["## Published runs", "",
+             "Runs computed once and committed with the project (`data/published/`); a "
+             "build uses a run only while the code it ran with is unchanged. Stale runs "
+             "are listed with the files changed since, and computed again when needed.", ""]
+    table = status_table()
+    if table.empty:
+        return [*lines, "Nothing is published in this checkout."]
+    columns = ["experiment", "tier", "runs", "current", "stale", "changed since",
+               "CPU hours", "machines", "finished", "commits", "size (kB)"]
+    lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for _, row in table.iterrows():
+        lines.append("| " + " | ".join(str(row[c]) if row[c] != "" else "-" for c in columns)
+                     + " |")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

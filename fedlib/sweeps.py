@@ -392,6 +392,12 @@ def machine_description() -> str:
 
     gpu = (f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "")
     processor = platform.processor() or platform.machine()
+    try:  # Linux names the processor model here; platform gives only the architecture
+        with open("/proc/cpuinfo") as info:
+            processor = next((line.split(":", 1)[1].strip() for line in info
+                              if line.startswith("model name")), processor)
+    except OSError:
+        pass
     return (f"{platform.system()} {platform.machine()}, {processor}, "
             f"{os.cpu_count()} logical cores{gpu}")
 
