@@ -1,8 +1,9 @@
 # The companion's build. Two commands do everything, each installing what it
 # needs first into a local virtual environment:
-#   make rebuild-all   execute every notebook (papermill, SCALE=quick) and build the book
+#   make rebuild-all   execute every notebook (papermill, SCALE=quick), render the published
+#                      paper tier beside it without computing, and build the book
 #   make test          the whole test suite
-# Other targets: scorecard, bench, lint, book, clean. `make help` lists them.
+# Other targets: scorecard, publish, bench, lint, book, clean. `make help` lists them.
 
 SHELL := /bin/bash
 .DELETE_ON_ERROR:
@@ -27,13 +28,14 @@ EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
 FEDLIB_SRC := $(shell find fedlib -name '*.py')
 PYTEST_ARGS ?=
 
-.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean FORCE
+.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean publish FORCE
 
 help:
 	@echo "make rebuild-all  execute every notebook at SCALE=$(SCALE) and build the book into $(BOOK)/_build/html"
 	@echo "make test         run the whole test suite"
 	@echo "make scorecard    print every evaluated claim (after rebuild-all)"
 	@echo "make bench        speed benchmarks, as ratios against baselines measured in the same run"
+	@echo "make publish      copy the finished runs of SCALE=$(SCALE) from the local cache into data/published (commit them)"
 	@echo "make lint         ruff"
 	@echo "make clean        remove executed notebooks and the built book (keeps cached runs)"
 
@@ -57,11 +59,26 @@ $(GEN)/scale: FORCE
 	@mkdir -p $(GEN)
 	@if [ "$$(cat $@ 2>/dev/null)" != "$(SCALE)" ]; then echo "$(SCALE)" > $@; fi
 
+# The paper tier of every chapter rendered from stored runs (the local cache and the
+# published ones in data/published): nothing is computed. A chapter whose paper-tier
+# runs are not all stored gets $(STORED)/<paper>.missing saying how many are missing, and
+# its paper-tier claims are NOT-RUN. The chapters and the scorecard show these verdicts
+# beside the build's own tier. Skipped when the build's tier is itself the paper tier.
+STORED := $(CLAIMS)/published
+PUBLISHED_FILES := $(shell find data/published -type f 2>/dev/null)
+STORED_STEP := $(if $(filter paper,$(SCALE)),,$(STORED)/%.done)
+
+$(STORED)/%.done: notebooks/%.py $(FEDLIB_SRC) $(PUBLISHED_FILES) | $(STAMP)
+	@mkdir -p $(STORED) $(GEN)/published
+	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
+	    -p scale paper -p claims_dir $(STORED)
+	touch $@
+
 # One pattern rule per notebook: py:percent -> papermill-executed ipynb, its
 # parameters checked first (fedlib.execute). A failing notebook leaves its partial
 # output in $(GEN)/tmp (the scorecard then reports its old claims as stale) and
 # fails the build.
-$(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale | $(STAMP)
+$(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale $(STORED_STEP) | $(STAMP)
 	@mkdir -p $(GEN)/tmp $(CLAIMS)
 	$(PY) -m fedlib.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . \
 	    -p scale $(SCALE) -p claims_dir $(CLAIMS)
@@ -84,6 +101,10 @@ rebuild-all: book
 
 scorecard: $(STAMP)
 	@$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN)
+
+publish: $(STAMP)
+	$(PY) -m fedlib.published export --tier $(SCALE)
+	$(PY) -m fedlib.published status
 
 bench: $(STAMP)
 	$(PY) -m fedlib.bench

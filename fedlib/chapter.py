@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import Claim, write_claims
+from fedlib.claims import Claim, stored_tier_claims, write_claims
 from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import resolve
@@ -43,11 +43,14 @@ class Chapter:
                 "progress": False}
 
     def write_claims(self, claims: Sequence[Claim]) -> None:
-        """Write the paper's claims file for the scorecard and glue the claims table."""
+        """Write the paper's claims file for the scorecard and glue the claims table, with
+        the paper tier's verdicts beside this build's when the build rendered them from
+        published runs."""
         from fedlib.plots import glue_claims_table
 
         write_claims(self.claims_dir / f"{self.paper}.json", list(claims))
-        glue_claims_table(f"{self.paper}_claims_table", claims)
+        glue_claims_table(f"{self.paper}_claims_table", claims,
+                          stored_tier_claims(self.claims_dir, list(claims)))
 
     def close(self) -> None:
         """Record how long the chapter took, and show the "rerun this chapter" box: the

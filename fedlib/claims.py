@@ -211,6 +211,55 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
     return claims
 
 
+STORED_TIER = "paper"
+"""The tier a build renders from stored (cached and published) runs beside its own."""
+STORED_FOLDER = "published"
+"""Sub-folder of the claims folder with the claims of :data:`STORED_TIER`."""
+
+
+def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
+    """The claims of :data:`STORED_TIER` rendered from stored runs, for every paper of
+    ``main`` (the build's own claims, of another tier): its claims file in
+    ``folder/published/``, or, where that tier's runs are not all published
+    (``<paper>.missing`` says how many are missing) or it was not rendered, each claim of
+    ``main`` as NOT-RUN saying why. Empty when the build rendered no stored tier (no
+    such folder) and for papers whose claims in ``main`` are of that tier already."""
+    folder = Path(folder) / STORED_FOLDER
+    claims: list[Claim] = []
+    if not folder.is_dir():
+        return claims
+    for paper in PAPERS:
+        mine = [c for c in main if c.paper == paper]
+        if not mine or all(c.scale == STORED_TIER for c in mine):
+            continue
+        path, marker = folder / f"{paper}.json", folder / f"{paper}.missing"
+        if path.is_file():
+            claims.extend(Claim(**item) for item in json.loads(path.read_text()))
+            continue
+        reason = (f"the {STORED_TIER} tier is not published: {marker.read_text().strip()}"
+                  if marker.is_file() else
+                  f"the {STORED_TIER} tier was not rendered in this build")
+        claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN", text=c.text,
+                            evidence=reason, paper_value=c.paper_value, scale=STORED_TIER)
+                      for c in mine)
+    return claims
+
+
+def by_claim(claims: Sequence[Claim]) -> list[list[Claim]]:
+    """The claims grouped per (paper, claim id), in the order first seen, each group in
+    the order of the tiers."""
+    groups: dict[tuple[str, str], list[Claim]] = {}
+    for c in claims:
+        groups.setdefault((c.paper, c.claim_id), []).append(c)
+    rank = {s: i for i, s in enumerate(SCALES)}
+    return [sorted(g, key=lambda c: rank.get(c.scale, len(rank))) for g in groups.values()]
+
+
+def flipped(group: Sequence[Claim]) -> bool:
+    """True when two tiers of one claim reach opposite verdicts (HOLDS against FAILS)."""
+    return {"HOLDS", "FAILS"} <= {c.status for c in group}
+
+
 def _tiers(claims: Sequence[Claim]) -> list[str]:
     return sorted({c.scale for c in claims}, key=lambda s: (s not in SCALES, SCALES.index(s)
                                                             if s in SCALES else 0, s))
@@ -231,10 +280,16 @@ def summary(claims: Iterable[Claim]) -> str:
 
 
 def scorecard_text(claims: Sequence[Claim]) -> str:
-    """One line per claim, ``<paper> <claim-id> <tier> <status> <text>``, then the
-    counts per tier."""
-    lines = [f"{c.paper} {c.claim_id} {c.scale or '-'} {c.status} {c.text}" for c in claims]
+    """One line per claim and tier, ``<paper> <claim-id> <tier> <status> <text>`` (the
+    tiers of a claim together), then the counts per tier and the claims whose verdict
+    flips between tiers."""
+    groups = by_claim(claims)
+    lines = [f"{c.paper} {c.claim_id} {c.scale or '-'} {c.status} {c.text}"
+             for group in groups for c in group]
     lines.append(summary(claims))
+    flips = [f"{g[0].paper} {g[0].claim_id}" for g in groups if flipped(g)]
+    if flips:
+        lines.append(f"verdicts that flip between tiers: {', '.join(flips)}")
     return "\n".join(lines)
 
 
@@ -311,25 +366,39 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
         if not mine:
             continue
         labels = chapter_labels(Path(runs) / f"{entry.id}.ipynb") if runs else set()
-        counts = {s: sum(c.status == s for c in mine) for s in STATUSES}
+        counts = "; ".join(
+            f"{tier}: " + ", ".join(
+                f"{sum(c.status == s and c.scale == tier for c in mine)} {word}"
+                for s, word in zip(STATUSES, ("hold", "fail", "not run"), strict=True))
+            for tier in _tiers(mine))
+        groups = by_claim(mine)
+        flips = sum(flipped(g) for g in groups)
         lines += [f"## {entry.reference}: {entry.title}", "",
-                  f"{counts['HOLDS']} hold, {counts['FAILS']} fail, {counts['NOT-RUN']} not run "
-                  f"([chapter]({entry.id}.ipynb)).", "",
+                  f"{counts}" + (f"; {flips} verdict(s) flip between tiers" if flips else "")
+                  + f" ([chapter]({entry.id}.ipynb)).", "",
                   '<table class="scorecard">',
                   "<colgroup><col class=\"claim\"><col class=\"verdict\"><col class=\"text\">"
                   "</colgroup>",
-                  "<thead><tr><th>claim</th><th>verdict</th><th>what is claimed, and what was "
-                  "measured</th></tr></thead>", "<tbody>"]
-        for c in mine:
+                  "<thead><tr><th>claim</th><th>verdict per tier</th><th>what is claimed, and "
+                  "what was measured</th></tr></thead>", "<tbody>"]
+        for group in groups:
+            c = group[0]
             anchor = claim_anchor(c, labels)
-            tier = f' <span class="tier">{_html(c.scale)}</span>' if c.scale else ""
+            verdicts = "<br>".join(
+                f'<span class="verdict {_BADGE[x.status]}">{x.status}</span>'
+                + (f' <span class="tier">{_html(x.scale)}</span>' if x.scale else "")
+                for x in group)
+            if flipped(group):
+                verdicts += '<br><span class="flip">flips between tiers</span>'
             paper = (f"<br><em>paper:</em> {_html(c.paper_value)}" if c.paper_value else "")
+            evidence = "".join(
+                f"<details><summary>evidence{f' ({_html(x.scale)})' if len(group) > 1 else ''}"
+                f"</summary>{_html(x.evidence)}{paper if x is group[-1] else ''}</details>"
+                for x in group)
             lines.append(
                 f'<tr id="claim-{c.paper}-{c.claim_id}"><td><a href="{entry.id}.html#{anchor}">'
-                f"<code>{_html(c.claim_id)}</code></a></td>"
-                f'<td><span class="verdict {_BADGE[c.status]}">{c.status}</span>{tier}</td>'
-                f"<td>{_html(c.text)}<details><summary>evidence</summary>{_html(c.evidence)}"
-                f"{paper}</details></td></tr>")
+                f"<code>{_html(c.claim_id)}</code></a></td><td>{verdicts}</td>"
+                f"<td>{_html(c.text)}{evidence}</td></tr>")
         lines += ["</tbody>", "</table>", ""]
     return "\n".join(lines) + "\n"
 
@@ -387,15 +456,23 @@ def landing_summary(claims: Sequence[Claim]) -> str:
         mine = [c for c in claims if c.paper == entry.id]
         if not mine:
             continue
-        held = [c.claim_id for c in mine if c.status == "HOLDS"]
-        failed = [c.claim_id for c in mine if c.status == "FAILS"]
-        skipped = sum(c.status == "NOT-RUN" for c in mine)
+        parts = []
+        for tier in _tiers(mine):
+            at = [c for c in mine if c.scale == tier]
+            held = sum(c.status == "HOLDS" for c in at)
+            failed = [c.claim_id for c in at if c.status == "FAILS"]
+            skipped = sum(c.status == "NOT-RUN" for c in at)
+            if skipped == len(at):
+                parts.append(f"{tier}: not run")
+                continue
+            part = f"{tier}: {held} of {len(at)} claims hold"
+            if failed:
+                part += f" (fail: {', '.join(f'`{i}`' for i in failed)})"
+            if skipped:
+                part += f", {skipped} not run"
+            parts.append(part)
         parts = [f"**{entry.reference}** ([chapter](generated/{entry.id}.ipynb)): "
-                 f"{len(held)} of {len(mine)} claims hold"]
-        if failed:
-            parts.append(f"; fail: {', '.join(f'`{i}`' for i in failed)}")
-        if skipped:
-            parts.append(f"; {skipped} not run")
+                 + "; ".join(parts)]
         lines.append("- " + "".join(parts) + ".")
     return "\n".join(lines) + "\n"
 
@@ -418,11 +495,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "notebook's last run are reported as stale")
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
     args = parser.parse_args(argv)
+    folder = args.folder or claims_dir()
     try:
-        claims = checked_claims(args.folder or claims_dir(), args.runs)
+        claims = checked_claims(folder, args.runs)
     except ScorecardError as error:
         print(str(error), file=sys.stderr)
         return 1
+    claims = claims + stored_tier_claims(folder, claims)
     if args.markdown:
         with atomic_path(args.markdown) as tmp:
             tmp.write_text(scorecard_markdown(claims, args.runs))

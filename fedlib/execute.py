@@ -141,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"), help="a notebook parameter")
     parser.add_argument("--cwd", type=Path, default=None, help="working directory of the run")
+    parser.add_argument("--published-only", action="store_true",
+                        help="use cached and published runs only (FEDLIB_COMPUTE=0); when some "
+                        "are missing, write <claims_dir>/<paper>.missing saying so instead "
+                        "of failing")
     args = parser.parse_args(argv)
     parameters = {name: parse_value(value) for name, value in args.parameter}
     try:
@@ -148,7 +152,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(str(error), file=sys.stderr)
         return 2
-    execute(args.source, args.output, parameters, cwd=args.cwd)
+    if not args.published_only:
+        execute(args.source, args.output, parameters, cwd=args.cwd)
+        return 0
+    return execute_published(args.source, args.output, parameters, cwd=args.cwd)
+
+
+def execute_published(source: str | Path, output: str | Path, parameters: Mapping[str, Any],
+                      *, cwd: str | Path | None = None) -> int:
+    """Render a chapter from stored runs only. When some runs are neither cached nor
+    published, the chapter's claims of that tier are not run: ``<claims_dir>/<paper>.missing``
+    says why (and an older claims file of that tier is removed); otherwise that marker is
+    removed. Other failures fail."""
+    import os
+
+    from papermill.exceptions import PapermillExecutionError
+
+    from fedlib.paths import atomic_path, claims_dir, resolve
+
+    folder = (resolve(parameters["claims_dir"]) if str(parameters.get("claims_dir", "")).strip()
+              else claims_dir())
+    paper = Path(source).stem
+    marker, claims = folder / f"{paper}.missing", folder / f"{paper}.json"
+    previous = os.environ.get("FEDLIB_COMPUTE")
+    os.environ["FEDLIB_COMPUTE"] = "0"  # the kernel inherits it
+    try:
+        execute(source, output, parameters, cwd=cwd)
+    except PapermillExecutionError as error:
+        if error.ename != "MissingRunsError":
+            raise
+        folder.mkdir(parents=True, exist_ok=True)
+        claims.unlink(missing_ok=True)
+        with atomic_path(marker) as tmp:
+            tmp.write_text(str(error.evalue).split(". ", 1)[0].strip() + "\n")
+        Path(output).unlink(missing_ok=True)
+        print(f"{paper}: not rendered from stored runs: {error.evalue}", file=sys.stderr)
+        return 0
+    finally:
+        if previous is None:
+            os.environ.pop("FEDLIB_COMPUTE", None)
+        else:
+            os.environ["FEDLIB_COMPUTE"] = previous
+    marker.unlink(missing_ok=True)
     return 0
 
 

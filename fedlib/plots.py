@@ -238,14 +238,26 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
     plt.close(figure)
 
 
-def glue_claims_table(name: str, claims: Sequence) -> pd.DataFrame:
-    """Hand a paper's evaluated claims to the book as a table (for ``{glue:figure}``)."""
+def glue_claims_table(name: str, claims: Sequence, other_tiers: Sequence = ()) -> pd.DataFrame:
+    """Hand a paper's evaluated claims to the book as a table (for ``{glue:figure}``),
+    with the verdict and evidence of each claim at the other tiers (``other_tiers``,
+    claims of the same paper) beside this build's, and the claims whose verdict flips."""
     from myst_nb import glue
 
-    table = pd.DataFrame([
-        {"claim": c.claim_id, "verdict": c.status, "statement": c.text, "measured": c.evidence,
-         "paper": c.paper_value}
-        for c in claims
-    ])
+    from fedlib.claims import flipped
+
+    rows = []
+    for c in claims:
+        row = {"claim": c.claim_id, f"verdict ({c.scale})": c.status, "statement": c.text,
+               f"measured ({c.scale})": c.evidence}
+        same = [o for o in other_tiers if o.claim_id == c.claim_id]
+        for o in same:
+            row[f"verdict ({o.scale})"] = o.status
+            row[f"measured ({o.scale})"] = o.evidence
+        if other_tiers:
+            row["flips"] = "yes" if flipped([c, *same]) else ""
+        row["paper"] = c.paper_value
+        rows.append(row)
+    table = pd.DataFrame(rows)
     glue(name, table.style.hide(axis="index"), display=False)
     return table

@@ -30,7 +30,7 @@ import hashlib
 import json
 import subprocess
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -43,11 +43,13 @@ import fedlib
 from fedlib import paths
 from fedlib.sweeps import (
     DamagedRunError,
+    MissingRunsError,
     ResultStore,
     code_files,
     code_fingerprint,
     content_digest,
     run_key,
+    stored_only,
 )
 from fedlib.tiers import SCALES
 
@@ -276,6 +278,39 @@ def status_table(root: Path | None = None) -> pd.DataFrame:
                 "size (kB)": round(store.table_path(tier).stat().st_size / 1024, 1)
                 if store.table_path(tier).is_file() else 0.0})
     return pd.DataFrame(rows)
+
+
+def stored_runs(run: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any
+                ) -> pd.DataFrame | None:
+    """``run(*args, **kwargs)`` (a paper's ``run``) from cached and published runs only,
+    computing nothing; None when some of its runs are neither (a chapter shows another
+    tier's runs this way when they are published)."""
+    with stored_only():
+        try:
+            return run(*args, **kwargs)
+        except MissingRunsError:
+            return None
+
+
+def provenance_line(experiment: str, keys: Iterable[str]) -> str:
+    """Where the runs of ``keys`` come from, in one line for a chapter: how many are
+    published (tier, machine, dates, commit, CPU hours) and how many were computed by
+    this build or its cache."""
+    keys = list(dict.fromkeys(keys))
+    runs = PublishedStore(experiment).manifest()["runs"] if keys else {}
+    mine = [runs[k] for k in keys if k in runs]
+    local = len(keys) - len(mine)
+    if not mine:
+        return f"All {len(keys)} runs were computed by this build (or its local cache)."
+    tiers = ", ".join(sorted({e["tier"] for e in mine}))
+    machines = "; ".join(sorted({e["machine"] for e in mine}))
+    dates = sorted(str(e["finished"])[:10] for e in mine)
+    commits = ", ".join(sorted({e["commit"][:10] for e in mine}))
+    hours = sum(e.get("cpu_seconds") or 0 for e in mine) / 3600
+    line = (f"{len(mine)} of {len(keys)} runs come from the published {tiers} tier "
+            f"(computed on {machines}, {dates[0]} to {dates[-1]}, fedlib commit {commits}, "
+            f"{hours:.1f} CPU hours)")
+    return line + (f"; {local} were computed by this build." if local else ".")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

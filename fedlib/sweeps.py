@@ -24,8 +24,9 @@ import platform
 import threading
 import time
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from multiprocessing import get_context
@@ -304,6 +305,21 @@ class ResultStore:
 _TIER_LABEL: ContextVar[str] = ContextVar("fedlib_tier", default="")
 
 
+_STORED_ONLY: ContextVar[bool] = ContextVar("fedlib_stored_only", default=False)
+
+
+@contextmanager
+def stored_only() -> Iterator[None]:
+    """Inside the block, sweeps use cached and published runs only and raise
+    :class:`MissingRunsError` instead of computing (what ``FEDLIB_COMPUTE=0`` does for
+    the whole process)."""
+    token = _STORED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _STORED_ONLY.reset(token)
+
+
 def set_tier_label(scale: str) -> None:
     """Label every run computed from now on (in this context) with ``scale`` (a chapter
     sets its tier once, at its start)."""
@@ -449,12 +465,12 @@ def sweep(
 
         cached.update(PublishedStore(experiment).lookup(k for k in keys if k not in cached))
     pending = [c for c, k in zip(configs, keys, strict=True) if k not in cached]
-    if pending and not paths.compute_allowed():
+    if pending and (_STORED_ONLY.get() or not paths.compute_allowed()):
         raise MissingRunsError(
             f"{len(pending)} of {len(configs)} runs of {experiment} are neither cached nor "
-            "published, and FEDLIB_COMPUTE=0 forbids computing them: unset FEDLIB_COMPUTE to "
-            "compute them, or publish them from a machine that has them (python -m "
-            "fedlib.published export --tier <tier>)")
+            "published. Computing is off here (FEDLIB_COMPUTE=0 or stored_only()): "
+            "compute them (unset FEDLIB_COMPUTE), or publish them from a machine that has "
+            "them (python -m fedlib.published export --tier <tier>)")
     groups = plan_groups(pending, batched, max_group_size)
 
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,

@@ -54,6 +54,7 @@ from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
 from fedlib.plots import glue_figure
+from fedlib.published import provenance_line, stored_runs
 
 chapter = open_chapter("pfa", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
@@ -238,12 +239,19 @@ show_claims(claims)
 # our MixGauss2 and MixGauss1 (their file names are shifted from the paper's Table 1).
 # The setting "authors" runs our implementation at the same configuration, drawing the
 # very budgets of their runs from the same numpy seeds, once with the authors' noise
-# calibration and once with the exact accountant (this tier's rounds and local steps are
-# in the column names: only the paper tier runs their 100 x 100). Their accuracies,
-# with the commit, versions and command, are recorded in `fedlib.papers.pfa.authors`.
+# calibration and once with the exact accountant (rounds and local steps are in the
+# column names: the quick tier runs fewer; the paper tier runs their 100 x 100, shown
+# beside this build's runs when it is published). Their accuracies, with the commit,
+# versions and command, are recorded in `fedlib.papers.pfa.authors`.
 
 # %%
-comparison = pfa_claims.authors_comparison(runs)
+paper_authors = (None if scale == "paper" else
+                 stored_runs(pfa.run, pfa.tier("paper"), seed, figures=("authors",),
+                             progress=False))
+display(Markdown("Our runs at the authors' 100 x 100: " + (
+    provenance_line(pfa.EXPERIMENT, paper_authors["run_key"]) if paper_authors is not None
+    else "not published in this checkout (the paper tier computes them).")))
+comparison = pfa_claims.authors_comparison(runs, paper_authors)
 display(pfa_claims.authors_table(comparison))
 display(pfa_claims.authors_gaps(comparison).round(1))
 

@@ -56,3 +56,31 @@ def test_chapter_writes_the_claims_file_the_scorecard_reads(tmp_path: Path) -> N
 def test_evidence_is_escaped_for_markdown() -> None:
     assert _escape("alpha*Q=inf, a_b [x] <y> |z|") == (
         "alpha\\*Q=inf, a\\_b \\[x\\] \\<y\\> \\|z\\|")
+
+
+def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Path) -> None:
+    pytest.importorskip("myst_nb")
+    from fedlib.claims import write_claims
+    from fedlib.plots import glue_claims_table
+
+    published = tmp_path / "claims" / "published"
+    published.mkdir(parents=True)
+    paper = ClaimSheet("padpfl", "paper")
+    paper.add("fig2-a", False, "a claim", "3 > 2 at the paper's scale")
+    write_claims(published / "padpfl.json", paper.claims)
+    chapter = open_chapter("padpfl", **{**STANDARD, "scale": "quick"},
+                           claims_dir=tmp_path / "claims")
+    sheet = ClaimSheet("padpfl", "quick")
+    sheet.add("fig2-a", True, "a claim", "1 < 2")
+    sheet.add("fig3-b", None, "a claim not run", "no data offline")
+    chapter.write_claims(sheet.claims)
+    from fedlib.claims import stored_tier_claims
+
+    table = glue_claims_table("t", sheet.claims, stored_tier_claims(tmp_path / "claims",
+                                                                    sheet.claims))
+    assert list(table.columns) == ["claim", "verdict (quick)", "statement", "measured (quick)",
+                                   "verdict (paper)", "measured (paper)", "flips", "paper"]
+    assert table.iloc[0][["verdict (quick)", "verdict (paper)", "flips"]].tolist() == [
+        "HOLDS", "FAILS", "yes"]
+    # A claim the paper tier does not have is left blank there, not invented.
+    assert table.iloc[1]["flips"] == "" and table.isna().iloc[1]["verdict (paper)"]

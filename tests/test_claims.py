@@ -174,5 +174,48 @@ def test_scorecard_page_summary_figure_and_landing_lines(tmp_path) -> None:
     assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
     lines = landing_summary(claims).splitlines()
     assert len(lines) == 5
-    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): 1 of 3 claims "
-                         "hold; fail: `b`; 1 not run.")
+    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): quick: 1 of 3 "
+                         "claims hold (fail: `b`), 1 not run.")
+
+
+def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
+    from fedlib.claims import landing_summary, stored_tier_claims
+
+    _every_paper(tmp_path)
+    claims = checked_claims(tmp_path)
+    assert stored_tier_claims(tmp_path, claims) == []  # no stored tier rendered
+    published = tmp_path / "published"
+    published.mkdir()
+    sheet = ClaimSheet("pfa", "paper")
+    sheet.add("a", False, "pfa first claim", "0.5 at the paper's scale")
+    sheet.add("b", True, "pfa second claim", "2.5")
+    sheet.add("c", None, "pfa third claim", "no data")
+    write_claims(published / "pfa.json", sheet.claims)
+    (published / "padpfl.missing").write_text("12 of 40 runs of padpfl are neither cached nor "
+                                              "published\n")
+    both = claims + stored_tier_claims(tmp_path, claims)
+    text = scorecard_text(both).splitlines()
+    assert text[text.index("pfa a quick HOLDS pfa first claim") + 1] == (
+        "pfa a paper FAILS pfa first claim")
+    assert "padpfl b paper NOT-RUN padpfl second claim" in text
+    assert text[-2] == ("claims at quick: 9 hold, 1 fail, 5 not run; "
+                        "claims at paper: 1 hold, 1 fail, 13 not run")
+    assert text[-1] == "verdicts that flip between tiers: pfa a, pfa b"
+    padpfl_paper = [c for c in both if c.paper == "padpfl" and c.scale == "paper"]
+    assert {c.evidence for c in padpfl_paper} == {
+        "the paper tier is not published: 12 of 40 runs of padpfl are neither cached nor "
+        "published"}
+    assert {c.evidence for c in both if c.paper == "ppsgd" and c.scale == "paper"} == {
+        "the paper tier was not rendered in this build"}
+    page = scorecard_markdown(both)
+    row = next(line for line in page.splitlines() if 'id="claim-pfa-a"' in line)
+    assert row.count('class="verdict') == 2 and "flips between tiers" in row
+    assert "<summary>evidence (paper)</summary>0.5 at the paper&#x27;s scale" in row or (
+        "<summary>evidence (paper)</summary>0.5 at the paper's scale" in row)
+    assert ("quick: 1 hold, 1 fail, 1 not run; paper: 1 hold, 1 fail, 1 not run; "
+            "2 verdict(s) flip between tiers") in page
+    landing = landing_summary(both).splitlines()[-1]
+    assert landing.endswith("quick: 1 of 3 claims hold (fail: `b`), 1 not run; paper: 1 of 3 "
+                            "claims hold (fail: `a`), 1 not run.")
+    result = _scorecard(tmp_path)
+    assert result.returncode == 0 and result.stdout.strip().splitlines() == text

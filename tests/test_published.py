@@ -115,8 +115,8 @@ def test_a_damaged_published_table_is_not_used(store_root: Path, tmp_path: Path,
 def test_without_computing_missing_runs_are_refused(store_root: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FEDLIB_COMPUTE", "0")
-    with pytest.raises(MissingRunsError, match="4 of 4 runs of toy are neither cached nor "
-                                               "published"):
+    with pytest.raises(MissingRunsError, match="^4 of 4 runs of toy are neither cached nor "
+                                               "published. Computing is off"):
         sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
     monkeypatch.setenv("FEDLIB_COMPUTE", "1")
     _computed()
@@ -145,3 +145,66 @@ def test_foreign_manifests_and_mismatched_runs_are_refused(store_root: Path) -> 
         PublishedStore("toy").add("paper", [("not-its-key", table, provenance)])
     with pytest.raises(ValueError, match="not a run tier"):
         PublishedStore("toy").add("huge", [])
+
+
+NOTEBOOK = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+scale = "smoke"  # tier
+claims_dir = ""  # where the claims go
+
+# %%
+import json
+from pathlib import Path
+
+from fedlib.sweeps import sweep
+from test_sweeps import square_runner
+
+runs = sweep("toy", [{"x": x} for x in range(3)], square_runner, workers=1, progress=False)
+folder = Path(claims_dir)
+folder.mkdir(parents=True, exist_ok=True)
+(folder / "toy.json").write_text(json.dumps(sorted(runs["y"].tolist())))
+'''
+
+
+@pytest.mark.slow
+def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    source = tmp_path / "toy.py"
+    source.write_text(NOTEBOOK)
+    claims = tmp_path / "claims"
+    tests = Path(__file__).parent
+    monkeypatch.setenv("PYTHONPATH", str(tests))
+
+    def render() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "fedlib.execute", str(source), str(tmp_path / "out.ipynb"),
+             "--published-only", "-p", "claims_dir", str(claims)],
+            capture_output=True, text=True, cwd=tmp_path)
+
+    result = render()
+    assert result.returncode == 0, result.stderr
+    assert (claims / "toy.missing").read_text() == (
+        "3 of 3 runs of toy are neither cached nor published\n")
+    assert not (claims / "toy.json").exists() and not (tmp_path / "out.ipynb").exists()
+    assert not Path(str(tmp_path / "calls.log")).exists()  # nothing was computed
+    sweeps.set_tier_label("paper")
+    try:
+        sweep("toy", [{"x": x} for x in range(3)], square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+    export("toy", "paper")
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "empty-cache"))
+    result = render()
+    assert result.returncode == 0, result.stderr
+    assert json.loads((claims / "toy.json").read_text()) == [0, 1, 4]
+    assert not (claims / "toy.missing").exists()

@@ -430,13 +430,19 @@ MODEL_LABELS = {"logr-authors": "their LogR", "logr": "our LogR"}
 CALIBRATION_LABELS = {"closed-form": "closed form", "rdp": "RDP"}
 
 
-def authors_comparison(runs: pd.DataFrame, last: int = 10) -> pd.DataFrame:
+def authors_comparison(runs: pd.DataFrame, paper_runs: pd.DataFrame | None = None,
+                       last: int = 10) -> pd.DataFrame:
     """Final accuracy (mean of the last ``last`` evaluations) of every run of the
     ``"authors"`` setting and of every run of the authors' code
     (:data:`fedlib.papers.pfa.authors.AUTHORS_RUNS`), one row per run: ``source`` (ours
     with either model and calibration, or the authors' code), ``distribution`` (ours; the
     non-private runs under each), ``method``, ``seed``, ``high_budgets`` (clients drawn
-    near 10), ``scale`` (rounds x local steps) and ``accuracy``."""
+    near 10), ``scale`` (rounds x local steps) and ``accuracy``. ``paper_runs``: the
+    paper tier's runs of the setting, when this build is of another tier and they are
+    published (their source is then labelled with their own scale)."""
+    if paper_runs is not None:
+        runs = pd.concat([runs, paper_runs], ignore_index=True).drop_duplicates(
+            ["run_key", "round"])
     ours = runs[runs["figure"] == "authors"]
     rows = []
     if not ours.empty:
