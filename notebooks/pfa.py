@@ -286,7 +286,7 @@ display(pfa_claims.authors_gaps(comparison).round(1))
 # - **Absolute accuracies differ** between the two codes: their LogR applies the softmax
 #   twice (probabilities go into the softmax cross-entropy as logits), starts at zero and
 #   sees unstandardised pixels, so its gradients shrink as it learns while the noise does
-#   not. `AuthorsSetting(model="logr-authors")` runs that model in our loop (on the
+#   not. The model `logr-authors` runs theirs in our loop (on the
 #   engine's general path, about 13 times slower).
 
 # %% [markdown]
