@@ -49,6 +49,7 @@ class AuthorsRun(NamedTuple):
 
 
 AUTHORS_RUNS: tuple[AuthorsRun, ...] = (
+    AuthorsRun(1, "mixgauss1", "fedavg", 95, 1, 0.0951, 284),
     AuthorsRun(1, "mixgauss1", "weiavg", 95, 1, 0.091, 405),
     AuthorsRun(1, "mixgauss1", "pfa", 96, 1, 0.1051, 861),
     AuthorsRun(1, "mixgauss1", "pfa+", 96, 1, 0.1007, 528),
@@ -56,6 +57,10 @@ AUTHORS_RUNS: tuple[AuthorsRun, ...] = (
     AuthorsRun(1, "mixgauss2", "weiavg", 95, 1, 0.2676, 692),
     AuthorsRun(1, "mixgauss2", "pfa", 96, 1, 0.0849, 1530),
     AuthorsRun(1, "mixgauss2", "pfa+", 96, 1, 0.0837, 921),
+    AuthorsRun(4, "mixgauss1", "weiavg", 95, 3, 0.1878, 308),
+    AuthorsRun(4, "mixgauss1", "pfa", 97, 3, 0.8254, 476),
+    AuthorsRun(4, "mixgauss1", "pfa+", 97, 3, 0.8114, 610),
+    AuthorsRun(4, "mixgauss2", "weiavg", 96, 3, 0.499, 591),
     AuthorsRun(10, "mixgauss1", "fedavg", 95, 4, 0.077, 281),
     AuthorsRun(10, "mixgauss1", "weiavg", 95, 4, 0.5846, 307),
     AuthorsRun(10, "mixgauss1", "pfa", 96, 4, 0.8331, 442),
