@@ -253,12 +253,14 @@ display(Markdown("Our runs at the authors' 100 x 100: " + (
     else "not published in this checkout (the paper tier computes them).")))
 comparison = pfa_claims.authors_comparison(runs, paper_authors)
 display(pfa_claims.authors_table(comparison))
-display(pfa_claims.authors_gaps(comparison).round(1))
+display(pfa_claims.authors_by_seed(comparison).round(3))
 
 # %% [markdown]
 # Final accuracy (mean of the last 10 evaluations), mean ± sd over seeds (number of
-# seeds); below, per seed, how many points PFA and PFA+ are above WeiAvg, and how many
-# clients drew a budget near 10 (the "public" clients are the top 3 whatever their budget).
+# seeds). Below, seed by seed (each seed draws the same budgets in both codes; how many
+# clients drew a budget near 10 names the draw, and the "public" clients are the top 3
+# whatever their budgets), every source's accuracies and how many points PFA and PFA+
+# are above WeiAvg.
 #
 # What the comparison shows:
 #

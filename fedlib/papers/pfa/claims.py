@@ -494,15 +494,18 @@ def authors_table(comparison: pd.DataFrame) -> pd.DataFrame:
     return wide.reindex(order, level="method")
 
 
-def authors_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Per source, distribution and seed: the clients drawn near 10, and how far PFA and
-    PFA+ are above WeiAvg (points of accuracy; NaN where a run is missing)."""
-    if comparison.empty:
+def authors_by_seed(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per budget distribution and seed (the same budgets in both codes), each source's
+    final accuracy of FedAvg, WeiAvg, PFA and PFA+, and how many points PFA and PFA+ are
+    above WeiAvg; the clients drawn near 10 name the draw (NaN where a run is missing)."""
+    private = comparison[comparison["method"].isin(["FedAvg", "WeiAvg", "PFA", "PFA+"])]
+    if private.empty:
         return pd.DataFrame()
-    keys = ["source", "distribution", "seed", "high_budgets"]
-    wide = comparison.pivot_table(index=keys, columns="method", values="accuracy")
-    gaps = pd.DataFrame(index=wide.index)
+    table = private.assign(source=private["source"] + " (" + private["scale"] + ")")
+    keys = ["distribution", "seed", "high_budgets", "source"]
+    wide = table.pivot_table(index=keys, columns="method", values="accuracy")
+    wide = wide.reindex(columns=[m for m in ("FedAvg", "WeiAvg", "PFA", "PFA+") if m in wide])
     for method in ("PFA", "PFA+"):
         if method in wide and "WeiAvg" in wide:
-            gaps[f"{method} - WeiAvg"] = 100 * (wide[method] - wide["WeiAvg"])
-    return gaps.reset_index()
+            wide[f"{method} - WeiAvg (points)"] = 100 * (wide[method] - wide["WeiAvg"])
+    return wide.rename_axis(index={"high_budgets": "budgets near 10"})

@@ -258,7 +258,17 @@ def test_authors_comparison_puts_ours_beside_their_code():
     methods = table.loc["mixgauss1 (mixgauss3.txt)"].index.tolist()
     assert methods.index("WeiAvg") < methods.index("PFA") < methods.index(
         "PFA, random direction")
-    gaps = pfa_claims.authors_gaps(comparison)
-    mine = gaps[gaps["source"] == "ours, their LogR, closed form"]
-    assert mine["PFA - WeiAvg"].tolist() == pytest.approx([10.0])
+    by_seed = pfa_claims.authors_by_seed(comparison)
+    mine = by_seed.xs("ours, their LogR, closed form (3 x 2)", level="source")
+    assert mine["PFA - WeiAvg (points)"].tolist() == pytest.approx([10.0])
+    assert mine.index.get_level_values("budgets near 10").tolist() == [
+        int((budgets > 1).sum())]
+    # Their seed 10 draw beside ours: the same budgets, so one row per source and seed.
+    seed10 = by_seed.xs(("mixgauss1", 10), level=("distribution", "seed"))
+    assert "authors' code (100 x 100)" in seed10.index.get_level_values("source")
+    theirs10 = next(r for r in AUTHORS_RUNS
+                    if (r.seed, r.distribution, r.aggregator) == (10, "mixgauss1", "pfa"))
+    assert seed10.xs("authors' code (100 x 100)", level="source")["PFA"].iloc[0] == (
+        pytest.approx(theirs10.accuracy))
     assert pfa_claims.authors_table(comparison.iloc[:0]).empty
+    assert pfa_claims.authors_by_seed(comparison.iloc[:0]).empty
