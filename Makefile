@@ -63,10 +63,11 @@ $(GEN)/scale: FORCE
 # published ones in data/published): nothing is computed. A chapter whose paper-tier
 # runs are not all stored gets $(STORED)/<paper>.missing saying how many are missing, and
 # its paper-tier claims are NOT-RUN. The chapters and the scorecard show these verdicts
-# beside the build's own tier. Skipped when the build's tier is itself the paper tier.
+# beside the build's own tier. Done for the quick tier, the book's (a smoke build skips it,
+# and a paper build is the paper tier itself).
 STORED := $(CLAIMS)/published
 PUBLISHED_FILES := $(shell find data/published -type f 2>/dev/null)
-STORED_STEP := $(if $(filter paper,$(SCALE)),,$(STORED)/%.done)
+STORED_STEP := $(if $(filter quick,$(SCALE)),$(STORED)/%.done)
 
 $(STORED)/%.done: notebooks/%.py $(FEDLIB_SRC) $(PUBLISHED_FILES) | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
