@@ -276,8 +276,9 @@ display(pfa_claims.authors_by_seed(comparison).round(3))
 #   ours. In the published runs at their 100 x 100, our loop with their model and their
 #   calibration lands where their code does, seed by seed (seed 10, MixGauss1: PFA 0.81
 #   against their 0.83, WeiAvg 0.53 against 0.58, FedAvg 0.09 against 0.08); the same
-#   runs with the accountant put WeiAvg 4 to 9 points above PFA on every draw with three
-#   or four budgets near 10.
+#   runs with the accountant put WeiAvg above PFA on every draw with three or four
+#   budgets near 10, with either model (by 0.6 to 8.5 points; PFA+ comes within 0.3 of
+#   WeiAvg once and above it by 1.2 once).
 # - **The subspace hardly matters at $k=1$.** Their Lanczos routine, run for 256
 #   iterations on the rank-2 covariance of 3 public updates without a breakdown test,
 #   returns a direction mostly outside the public updates' span; PFA with a random
@@ -287,7 +288,7 @@ display(pfa_claims.authors_by_seed(comparison).round(3))
 #   their budgets; in a draw with fewer than 3 budgets near 10, low-budget clients are
 #   "public", their noise enters the public mean unweighted, and PFA falls below WeiAvg in
 #   their code and ours (seed 1 draws a single budget near 10: with their model every
-#   private method ends near chance in both codes).
+#   private method ends below 0.27 in both codes, and PFA no better than WeiAvg).
 # - **What still differs** between the two codes at the same draw: FedAvg on MixGauss2
 #   (their `mixgauss1.txt`) ends lower in ours (about 0.14 against 0.20; their FedAvg and
 #   WeiAvg need no public client, so their rounds and participants differ from the
