@@ -288,7 +288,8 @@ display(pfa_claims.authors_by_seed(comparison).round(3))
 #   their budgets; in a draw with fewer than 3 budgets near 10, low-budget clients are
 #   "public", their noise enters the public mean unweighted, and PFA falls below WeiAvg in
 #   their code and ours (seed 1 draws a single budget near 10: with their model every
-#   private method ends below 0.27 in both codes, and PFA no better than WeiAvg).
+#   private method ends below 0.27 in both codes; PFA is within 2.2 points of WeiAvg on
+#   MixGauss1 and 10 to 18 points below it on MixGauss2).
 # - **What still differs** between the two codes at the same draw: FedAvg on MixGauss2
 #   (their `mixgauss1.txt`) ends lower in ours (about 0.14 against 0.20; their FedAvg and
 #   WeiAvg need no public client, so their rounds and participants differ from the
