@@ -447,7 +447,8 @@ def authors_comparison(runs: pd.DataFrame, paper_runs: pd.DataFrame | None = Non
     rows = []
     if not ours.empty:
         final = final_accuracy(ours, last)
-        keys = ["model", "distribution", "calibration", "aggregator", "projection", "seed"]
+        keys = ["model", "distribution", "calibration", "aggregator", "projection", "seed",
+                "rounds", "local_steps"]
         settings = ours.drop_duplicates("run_key").set_index(keys)
         for _, row in final.iterrows():
             config = settings.loc[tuple(row[k] for k in keys)]
@@ -459,7 +460,7 @@ def authors_comparison(runs: pd.DataFrame, paper_runs: pd.DataFrame | None = Non
                          "distribution": row["distribution"],
                          "method": AUTHORS_METHODS[(row["aggregator"], row["projection"])],
                          "seed": int(row["seed"]), "high_budgets": int((budgets > 1).sum()),
-                         "scale": f"{config['rounds']} x {config['local_steps']}",
+                         "scale": f"{int(row['rounds'])} x {int(row['local_steps'])}",
                          "accuracy": row["accuracy"]})
     for run in AUTHORS_RUNS:
         distributions = ([run.distribution] if run.distribution in AUTHORS_FILES

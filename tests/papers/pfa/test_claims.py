@@ -272,3 +272,17 @@ def test_authors_comparison_puts_ours_beside_their_code():
         pytest.approx(theirs10.accuracy))
     assert pfa_claims.authors_table(comparison.iloc[:0]).empty
     assert pfa_claims.authors_by_seed(comparison.iloc[:0]).empty
+
+
+def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
+    runs = _authors_runs()
+    paper = runs.assign(rounds=100, local_steps=100,
+                        run_key="paper-" + runs["run_key"],
+                        accuracy=runs["accuracy"] + 0.05)
+    comparison = pfa_claims.authors_comparison(runs, paper)
+    ours = comparison[comparison["source"].str.startswith("ours")]
+    assert set(ours["scale"]) == {"3 x 2", "100 x 100"}
+    table = pfa_claims.authors_table(comparison)
+    row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
+    assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
+    assert row["ours, our LogR, closed form (100 x 100)"] == "0.850 (1)"
