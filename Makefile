@@ -67,12 +67,22 @@ $(GEN)/scale: FORCE
 # and a paper build is the paper tier itself).
 STORED := $(CLAIMS)/published
 PUBLISHED_FILES := $(shell find data/published -type f 2>/dev/null)
-STORED_STEP := $(if $(filter quick,$(SCALE)),$(STORED)/%.done)
+STORED_STEP := $(if $(filter quick,$(SCALE)),$(STORED)/%.done,$(STORED)/%.$(SCALE))
 
 $(STORED)/%.done: notebooks/%.py $(FEDLIB_SRC) $(PUBLISHED_FILES) | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
 	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
 	    -p scale paper -p claims_dir $(STORED)
+	rm -f $(STORED)/$*.smoke $(STORED)/$*.paper
+	touch $@
+
+# Other builds put a page in its place saying so (the book lists it under each chapter).
+$(STORED)/%.$(SCALE): notebooks/%.py | $(STAMP)
+	@mkdir -p $(STORED) $(GEN)/published
+	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --note "This build is of the \
+	    $(SCALE) tier; the paper tier is rendered from stored runs by quick builds \
+	    (make rebuild-all)."
+	rm -f $(STORED)/$*.done $(STORED)/$*.json $(STORED)/$*.missing
 	touch $@
 
 # One pattern rule per notebook: py:percent -> papermill-executed ipynb, its

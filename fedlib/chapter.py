@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import Claim, stored_tier_claims, write_claims
+from fedlib.claims import STORED_FOLDER, Claim, stored_tier_claims, write_claims
 from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import resolve
-from fedlib.sweeps import set_tier_label
+from fedlib.sweeps import record_swept_runs, set_tier_label
 from fedlib.tiers import check_scale
 
 
@@ -35,6 +35,7 @@ class Chapter:
     ray_address: str
     claims_dir: Path
     started: float = field(default_factory=time.perf_counter)
+    swept: dict[str, list[str]] = field(default_factory=record_swept_runs)
 
     @property
     def sweep_args(self) -> dict[str, Any]:
@@ -60,7 +61,24 @@ class Chapter:
         elapsed = time.perf_counter() - self.started
         times = record_run_time(self.claims_dir.parent / "run_times.json", self.paper,
                                 self.scale, elapsed)
+        display(HTML(provenance_box(self.scale, self.swept)))
         display(HTML(rerun_box(self.paper, self.scale, times)))
+
+
+def provenance_box(scale: str, swept: dict[str, list[str]]) -> str:
+    """HTML of the box that says where the runs behind a page come from: per experiment,
+    how many were published (tier, machine, dates, fedlib commit, CPU hours) and how many
+    this build computed."""
+    from html import escape
+
+    from fedlib.published import provenance_line
+
+    items = "".join(f"<li><code>{escape(name)}</code>: {escape(provenance_line(name, keys))}"
+                    "</li>" for name, keys in swept.items() if keys)
+    body = f"<ul>{items}</ul>" if items else "<p>No runs were swept on this page.</p>"
+    return ('<div class="admonition provenance"><p class="admonition-title">Where the runs '
+            f"on this page come from</p><p>Tier of this page: <b>{escape(scale)}</b>.</p>"
+            f"{body}</div>")
 
 
 def record_run_time(path: Path, paper_id: str, scale: str, seconds: float) -> dict[str, float]:
@@ -136,7 +154,13 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
                          "pass a folder this notebook may write to") from error
     from fedlib.plots import keep_figure_data
 
-    keep_figure_data(folder.parent / "extra" / "data")
+    if folder.name == STORED_FOLDER:
+        # A chapter rendered from stored runs beside the book's tier: its page lies one
+        # folder deeper, and its figures' numbers are named after its tier.
+        keep_figure_data(folder.parent.parent / "extra" / "data", prefix=f"{scale}-",
+                         link="../../data/")
+    else:
+        keep_figure_data(folder.parent / "extra" / "data")
     _tables_without_row_numbers()
     set_tier_label(scale)
     return Chapter(paper_id, scale, seed, device, workers, ray_address, folder)

@@ -141,6 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
                         metavar=("NAME", "VALUE"), help="a notebook parameter")
     parser.add_argument("--cwd", type=Path, default=None, help="working directory of the run")
+    parser.add_argument("--note", default=None, metavar="TEXT",
+                        help="write a page saying TEXT in place of the stored-runs rendering "
+                        "of this chapter (a build that does not render it)")
     parser.add_argument("--published-only", action="store_true",
                         help="use cached and published runs only (FEDLIB_COMPUTE=0); when some "
                         "are missing, write <claims_dir>/<paper>.missing saying so instead "
@@ -152,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(str(error), file=sys.stderr)
         return 2
+    if args.note is not None:
+        write_tier_note(args.source, args.output, args.note)
+        return 0
     if not args.published_only:
         execute(args.source, args.output, parameters, cwd=args.cwd)
         return 0
@@ -183,9 +189,14 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
             raise
         folder.mkdir(parents=True, exist_ok=True)
         claims.unlink(missing_ok=True)
+        reason = str(error.evalue).split(". ", 1)[0].strip()
         with atomic_path(marker) as tmp:
-            tmp.write_text(str(error.evalue).split(". ", 1)[0].strip() + "\n")
-        Path(output).unlink(missing_ok=True)
+            tmp.write_text(reason + "\n")
+        write_tier_note(source, output, (
+            f"{reason}: its claims at this tier are reported as not run. Compute them with "
+            f"`.venv/bin/python -m fedlib.execute notebooks/{paper}.py out.ipynb -p scale "
+            f"{parameters.get('scale', 'paper')}` (resumable; finished runs are kept), then "
+            "`make publish SCALE=paper` to keep them in the repository."))
         print(f"{paper}: not rendered from stored runs: {error.evalue}", file=sys.stderr)
         return 0
     finally:
@@ -194,7 +205,66 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
         else:
             os.environ["FEDLIB_COMPUTE"] = previous
     marker.unlink(missing_ok=True)
+    label_tier_page(output, str(parameters.get("scale", "paper")))
+    Path(output).with_suffix(".md").unlink(missing_ok=True)
     return 0
+
+
+def _chapter_title(source: str | Path) -> str:
+    """The first level-one heading of a chapter notebook."""
+    import jupytext
+
+    for cell in jupytext.read(source).cells:
+        text = cell.source.lstrip()
+        if cell.cell_type == "markdown" and text.startswith("# "):
+            return text.partition("\n")[0][2:].strip()
+    return Path(source).stem
+
+
+def write_tier_note(source: str | Path, output: str | Path, text: str) -> None:
+    """Put a page saying ``text`` where the stored-runs rendering of a chapter would be
+    (``output`` with the suffix ``.md``), and remove any older rendering."""
+    from fedlib.paths import atomic_path
+
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.unlink(missing_ok=True)
+    page = output.with_suffix(".md")
+    with atomic_path(page) as tmp:
+        tmp.write_text(f"# {_chapter_title(source)}: the paper tier\n\n{text}\n")
+
+
+def label_tier_page(notebook: str | Path, scale: str) -> None:
+    """Make an executed chapter a page of its own beside the chapter at the book's tier:
+    its title names the tier, a note under it says what the page is, and its figure and
+    table labels get a ``<tier>-`` prefix (Sphinx labels are book-wide)."""
+    import re
+
+    import nbformat
+
+    from fedlib.paths import atomic_path
+
+    book = nbformat.read(str(notebook), as_version=4)
+    markdown = [c for c in book.cells if c.cell_type == "markdown"]
+    labels = {name for cell in markdown
+              for name in re.findall(r"^:name:\s*(\S+)\s*$", cell.source, re.MULTILINE)}
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(labels))) + r")(?![\w-])")
+    for cell in markdown:
+        if labels:
+            cell.source = pattern.sub(lambda m: f"{scale}-{m.group(1)}", cell.source)
+    for cell in markdown:
+        if cell.source.lstrip().startswith("# "):
+            title, _, rest = cell.source.lstrip().partition("\n")
+            note = (f"\n\n```{{note}}\nThis page is the chapter executed at the **{scale} "
+                    "tier** from stored runs (published in the repository or cached on the "
+                    "machine that built the book; see the box at its end for where they "
+                    "come from). Its figures, tables and verdicts are of that tier. Its "
+                    "prose was written beside the book's own tier: where it quotes a number, "
+                    "that number is of the main chapter page.\n```\n")
+            cell.source = f"{title}: the {scale} tier{note}{rest}"
+            break
+    with atomic_path(notebook) as tmp:
+        nbformat.write(book, str(tmp))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -155,17 +156,17 @@ def error_vs_parameter(
     return fig
 
 
-_FIGURE_DATA: dict[str, Path] = {}
+_FIGURE_DATA: dict[str, Any] = {}
 
 
-def keep_figure_data(folder: Path | None) -> None:
-    """Where :func:`glue_figure` writes each figure's plotted numbers (None: nowhere).
-    The book copies ``<generated>/extra`` to the site's root, so a chapter links its
-    CSV files as ``../data/<name>.csv``."""
-    if folder is None:
-        _FIGURE_DATA.pop("folder", None)
-    else:
-        _FIGURE_DATA["folder"] = Path(folder)
+def keep_figure_data(folder: Path | None, *, prefix: str = "", link: str = "../data/") -> None:
+    """Where :func:`glue_figure` writes each figure's plotted numbers (None: nowhere),
+    as ``<prefix><name>.csv``. The book copies ``<generated>/extra`` to the site's root,
+    so a chapter links its CSV files as ``<link><prefix><name>.csv`` (``../data/`` from
+    a chapter, ``../../data/`` from a page one folder deeper)."""
+    _FIGURE_DATA.clear()
+    if folder is not None:
+        _FIGURE_DATA.update(folder=Path(folder), prefix=prefix, link=link)
 
 
 def figure_table(figure: plt.Figure) -> pd.DataFrame:
@@ -231,9 +232,10 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
 
         from fedlib.paths import atomic_path
 
-        with atomic_path(folder / f"{name}.csv") as tmp:
+        file = f"{_FIGURE_DATA['prefix']}{name}.csv"
+        with atomic_path(folder / file) as tmp:
             figure_table(figure).to_csv(tmp, index=False)
-        display(Markdown(f"[Plotted numbers of this figure (CSV)](../data/{name}.csv)"))
+        display(Markdown(f"[Plotted numbers of this figure (CSV)]({_FIGURE_DATA['link']}{file})"))
     glue(name, figure, display=False)
     plt.close(figure)
 

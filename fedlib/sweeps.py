@@ -320,6 +320,18 @@ def stored_only() -> Iterator[None]:
         _STORED_ONLY.reset(token)
 
 
+_SWEPT: ContextVar[dict[str, list[str]] | None] = ContextVar("fedlib_swept", default=None)
+
+
+def record_swept_runs() -> dict[str, list[str]]:
+    """Start recording the run keys every :func:`sweep` returns from now on (in this
+    context); the returned dict maps each experiment to its keys, in first-seen order
+    (a chapter shows where the runs behind its page come from)."""
+    swept: dict[str, list[str]] = {}
+    _SWEPT.set(swept)
+    return swept
+
+
 def set_tier_label(scale: str) -> None:
     """Label every run computed from now on (in this context) with ``scale`` (a chapter
     sets its tier once, at its start)."""
@@ -498,6 +510,11 @@ def sweep(
     finally:
         bar.close()
 
+    swept = _SWEPT.get()
+    if swept is not None:
+        known = swept.setdefault(experiment, [])
+        seen = set(known)
+        known.extend(k for k in dict.fromkeys(keys) if k not in seen)
     tables = []
     for key in keys:
         table = cached[key] if key in cached else store.load(key)

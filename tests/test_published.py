@@ -155,6 +155,15 @@ NOTEBOOK = '''# ---
 #     name: python3
 # ---
 
+# %% [markdown]
+# # A toy chapter
+#
+# Its figure is {numref}`fig-toy`; fig-toy-other is not a label.
+#
+# ```{figure} toy.png
+# :name: fig-toy
+# ```
+
 # %% tags=["parameters"]
 scale = "smoke"  # tier
 claims_dir = ""  # where the claims go
@@ -188,7 +197,7 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
     def render() -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "fedlib.execute", str(source), str(tmp_path / "out.ipynb"),
-             "--published-only", "-p", "claims_dir", str(claims)],
+             "--published-only", "-p", "scale", "paper", "-p", "claims_dir", str(claims)],
             capture_output=True, text=True, cwd=tmp_path)
 
     result = render()
@@ -196,6 +205,9 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
     assert (claims / "toy.missing").read_text() == (
         "3 of 3 runs of toy are neither cached nor published\n")
     assert not (claims / "toy.json").exists() and not (tmp_path / "out.ipynb").exists()
+    note = (tmp_path / "out.md").read_text()  # the book's page in its place says why
+    assert note.startswith("# A toy chapter: the paper tier\n")
+    assert "3 of 3 runs of toy are neither cached nor published" in note
     assert not Path(str(tmp_path / "calls.log")).exists()  # nothing was computed
     sweeps.set_tier_label("paper")
     try:
@@ -207,4 +219,30 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
     result = render()
     assert result.returncode == 0, result.stderr
     assert json.loads((claims / "toy.json").read_text()) == [0, 1, 4]
-    assert not (claims / "toy.missing").exists()
+    assert not (claims / "toy.missing").exists() and not (tmp_path / "out.md").exists()
+    import nbformat
+
+    page = nbformat.read(str(tmp_path / "out.ipynb"), as_version=4)
+    heading = page.cells[0].source
+    assert heading.startswith("# A toy chapter: the paper tier\n")
+    assert "executed at the **paper tier** from stored runs" in heading
+    assert "{numref}`paper-fig-toy`; fig-toy-other is" in heading
+    assert ":name: paper-fig-toy\n" in heading
+
+
+def test_a_chapter_says_where_the_runs_on_its_page_come_from(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fedlib.chapter import provenance_box
+
+    swept = sweeps.record_swept_runs()
+    try:
+        first = _computed()
+        _computed()  # the same runs again are listed once
+        assert swept == {"toy": list(dict.fromkeys(first["run_key"]))}
+        assert "All 4 runs were computed by this build" in provenance_box("quick", swept)
+        export("toy", "paper")
+        box = provenance_box("paper", swept)
+        assert "Tier of this page: <b>paper</b>" in box
+        assert "4 of 4 runs come from the published paper tier" in box
+    finally:
+        sweeps._SWEPT.set(None)
