@@ -59,11 +59,12 @@ from fedlib.chapter import open_chapter, show_claims
 from fedlib.papers.dpditto import bound, figures
 from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
+from fedlib.papers.dpditto.paper_tier import PAPER_GRID
 from fedlib.plots import glue_figure
 
 chapter = open_chapter("dpditto", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
-setup = dd.tier(scale, clip=clip_bound, fig5_lambda=fig5_lambda, fig6_epsilon=fig6_epsilon,
+setup = PAPER_GRID.tier(scale, clip=clip_bound, fig5_lambda=fig5_lambda, fig6_epsilon=fig6_epsilon,
                 compare_epsilons=(compare_low, compare_high))
 
 # %% [markdown]
@@ -80,7 +81,8 @@ setup = dd.tier(scale, clip=clip_bound, fig5_lambda=fig5_lambda, fig6_epsilon=fi
 # %%
 display(pd.DataFrame({
     "tier": [scale], "panels": [", ".join(setup.panels)],
-    "T grid": [str(setup.rounds)], "seeds": [str(dd.run_seeds(setup, seed))],
+    "T grid": [str(setup.rounds)],
+    "seeds": ["; ".join(f"{p}: {dd.run_seeds(setup, seed, p)}" for p in setup.panels)],
     "local steps E = E_p (inferred)": [setup.local_steps], "learning rate": [setup.lr],
     "clip C (inferred)": [setup.clip], "Figures 3-4 epsilons (inferred)":
         [str(setup.compare_epsilons)], "Figure 5 lambda (inferred)": [setup.fig5_lambda],
@@ -91,6 +93,12 @@ if not_run:
     display(Markdown(f"Not run at this tier: {', '.join(not_run)}; their claims are reported "
                      "as not run. CIFAR-10 runs on the JPEG proxy where the original "
                      "archive is not available, and is then labelled so."))
+
+# %% [markdown]
+# ### The grid of the paper tier
+
+# %%
+display(Markdown(PAPER_GRID.describe()))
 
 # %% [markdown]
 # ```{note}

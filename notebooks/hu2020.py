@@ -50,12 +50,13 @@ from fedlib.chapter import open_chapter, show_claims
 from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
 from fedlib.papers.hu2020 import figures as hu_figures
+from fedlib.papers.hu2020.paper_tier import PAPER_GRID
 from fedlib.plots import glue_figure
 
 chapter = open_chapter("hu2020", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
 features = hu.check_features(features)
-setup = hu.tier(chapter.scale)
+setup = PAPER_GRID.tier(chapter.scale)
 
 # %% [markdown]
 # ## Data
@@ -77,6 +78,12 @@ setup = hu.tier(chapter.scale)
 # %%
 source, train, test = hu.har_tasks(features, chapter.seed)
 display(hu_claims.data_table(source, train))
+
+# %% [markdown]
+# ### The grid of the paper tier
+
+# %%
+display(Markdown(PAPER_GRID.describe()))
 
 # %% [markdown]
 # What a reader can check for themselves that these are the recorded signals: the

@@ -53,12 +53,13 @@ from fedlib.chapter import open_chapter, show_claims
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
+from fedlib.papers.pfa.paper_tier import PAPER_GRID
 from fedlib.plots import glue_figure
 from fedlib.published import provenance_line, stored_runs
 
 chapter = open_chapter("pfa", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
-setup = pfa.tier(scale)
+setup = PAPER_GRID.tier(scale)
 
 # %% [markdown]
 # ## Setup
@@ -77,6 +78,12 @@ setup = pfa.tier(scale)
 
 # %%
 display(pfa_claims.setup_table(setup, scale))
+
+# %% [markdown]
+# ### The grid of the paper tier
+
+# %%
+display(Markdown(PAPER_GRID.describe()))
 
 # %%
 runs = pfa.run(setup, seed, **chapter.sweep_args)
@@ -246,7 +253,7 @@ show_claims(claims)
 
 # %%
 paper_authors = (None if scale == "paper" else
-                 stored_runs(pfa.run, pfa.tier("paper"), seed, figures=("authors",),
+                 stored_runs(pfa.run, PAPER_GRID.tier("paper"), seed, figures=("authors",),
                              progress=False))
 display(Markdown("Our runs at the authors' 100 x 100: " + (
     provenance_line(pfa.EXPERIMENT, paper_authors["run_key"]) if paper_authors is not None

@@ -352,8 +352,9 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
     for panel in ("fmnist-cnn", "cifar10-cnn"):
         if panel in setup.compare_panels or panel in setup.panels:
             continue
-        why = ("not run at this tier: this CNN panel needs the paper tier (a GPU or hours "
-               "of CPU); offline, CIFAR-10 is the JPEG proxy and is labelled so")
+        why = ("not run at this tier: at the paper's scale a CNN panel takes hundreds of "
+               "CPU-hours (an accelerator's work), so the book's paper tier leaves it out; "
+               "offline, CIFAR-10 is the JPEG proxy and is labelled so")
         sheet.add(f"fig3-6-{panel}", None,
             f"{panel}: the Figure 3-6 claims on this panel", why)
     return sheet.claims

@@ -102,6 +102,12 @@ class DittoSetup:
             raise ValueError(f"rounds must be integers >= 1, got {self.rounds!r}")
         if not self.seeds:
             raise ValueError("at least one seed is needed")
+        for name in ("compare_panels", "lambda_panels", "train_cap", "panel_rounds",
+                     "panel_seeds", "panel_lambdas"):
+            outside = [p for p in getattr(self, name) if p not in self.panels]
+            if outside:
+                raise ValueError(f"{name} names panels the setup does not run: {outside}; "
+                                 f"use some of panels={self.panels}")
         for lambdas in (self.lambdas, *self.panel_lambdas.values()):
             for lam in lambdas:
                 if not 0 <= lam <= 1:
