@@ -95,6 +95,7 @@ if not_run:
                      "archive is not available, and is then labelled so."))
 
 # %% [markdown]
+# (dpditto-paper-grid)=
 # ### The grid of the paper tier
 
 # %%

@@ -80,6 +80,7 @@ source, train, test = hu.har_tasks(features, chapter.seed)
 display(hu_claims.data_table(source, train))
 
 # %% [markdown]
+# (hu2020-paper-grid)=
 # ### The grid of the paper tier
 
 # %%
@@ -270,7 +271,9 @@ display(accounting.round(4))
 # - The sampling rate of Theorem 5 is $q = E[n_{iter}]/\min_t n_t$, the largest
 #   device's rate, so that one $\sigma_1$ covers every device.
 # - The quick tier runs $K\cdot H$ = 200 rounds instead of 20,000: the noise of
-#   Theorem 5 grows with $\sqrt{K}$, so the paper tier is noisier still.
+#   Theorem 5 grows with $\sqrt{K}$, so the paper tier is noisier still. The paper tier
+#   runs one repeat of each point where the paper averages ten (see
+#   {ref}`its grid <hu2020-paper-grid>`).
 # - The grids of $\lambda$, $\xi$, $\tau$, $P_{drop}$ and $\varepsilon$ are this tier's
 #   (listed above); the paper's are finer.
 # - Offline, the 561 features are rebuilt from the raw recordings: about 1% more windows

@@ -80,6 +80,7 @@ setup = PAPER_GRID.tier(scale)
 display(pfa_claims.setup_table(setup, scale))
 
 # %% [markdown]
+# (pfa-paper-grid)=
 # ### The grid of the paper tier
 
 # %%
@@ -359,7 +360,8 @@ display(Markdown(pfa_claims.ledger_note(authors_example, authors_ledger)))
 #   repeat (paper: 5), one learning rate per model (paper: the best of a grid), $k=1$
 #   for Figures 3, 4 and 8, 2,000 test images, and Figure 4 with LogR instead of the
 #   CNN; its run of the authors' defaults has the same $T$ and $\tau$ and one seed. The
-#   paper tier restores all but the learning-rate grid.
+#   paper tier restores all but the learning-rate grid and the repeats (one, see
+#   {ref}`its grid <pfa-paper-grid>`).
 # - Budgets: the figures draw from Table 1 with their own generator; the setting
 #   "authors" draws as the authors' code does (numpy's legacy generator, all budgets
 #   drawn again until one exceeds 1). Pareto budgets: the paper gives no parameters; we

@@ -38,12 +38,15 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_book_has_every_page(built_book: Path) -> None:
     html = built_book / "_build" / "html"
     chapters = [f"generated/{p.id}" for p in PAPERS]
-    for page in ("index", *chapters, "generated/scorecard", "reproducing",
+    paper_tier = [f"generated/published/{p.id}" for p in PAPERS]
+    for page in ("index", *chapters, *paper_tier, "generated/scorecard", "reproducing",
                  "generated/status", "references"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"
+    for page in paper_tier:
+        assert "the paper tier" in (html / f"{page}.html").read_text(), page
     scorecard = (html / "generated" / "scorecard.html").read_text()
     assert "fig1a-global-plateau" in scorecard and "fig2-equal-worst" in scorecard
-    for page in (html / "generated").glob("*.html"):
+    for page in (html / "generated").rglob("*.html"):
         text = page.read_text()
         for unwanted in (str(ROOT), "Warning:"):
             at = text.find(unwanted)

@@ -80,3 +80,15 @@ def test_run_group_refuses_configs_that_cannot_share_clients() -> None:
     with pytest.raises(ValueError, match="differ only in method, epsilon, lam; these differ "
                                          "in rounds"):
         dd.run_group(mixed)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("compare_panels", ("mnist-mlr", "cifar10-cnn")),
+    ("lambda_panels", ("fmnist-cnn",)),
+    ("panel_seeds", {"cifar10-cnn": (0,)}),
+])
+def test_a_setup_refuses_panel_settings_for_panels_it_does_not_run(field: str, value) -> None:
+    with pytest.raises(ValueError, match=f"{field} names panels the setup does not run"):
+        dataclasses.replace(dd.TIERS["paper"], **{
+            "panels": ("mnist-dnn", "mnist-mlr"), "compare_panels": ("mnist-dnn",),
+            "lambda_panels": ("mnist-dnn",), field: value})
