@@ -36,8 +36,9 @@ def _cut_fields(setup: Any, cuts: Sequence[tuple[str, Any]], prefix: str = "") -
     for field, value in cuts:
         head, _, rest = field.partition(".")
         if not hasattr(setup, head):
-            raise ValueError(f"a grid cut names {prefix + field!r}, but {type(setup).__name__} has no "
-                             f"field {head!r}; cut one of the setup's fields")
+            raise ValueError(f"a grid cut names {prefix + field!r}, but "
+                             f"{type(setup).__name__} has no field {head!r}; "
+                             "cut one of the setup's fields")
         if rest:
             nested.setdefault(head, []).append((rest, value))
         else:

@@ -8,9 +8,14 @@ for the ``mirror`` fixture and skip, saying why, when it is absent.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -57,3 +62,25 @@ def require_datasets(*specs: str) -> None:
         if found < needed:
             pytest.skip(f"dataset {spec!r} is not available offline ({'; '.join(reasons)}); "
                         "set FEDLIB_DATA_MIRROR to a mirror folder")
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The book built at the smoke tier, in a copy: ``make book SCALE=smoke`` executes
+    every notebook (papermill) into ``generated/`` and renders the site into ``_build``.
+    Built once per session, for the notebook and the book tests."""
+    from fedlib.papers import PAPERS
+
+    require_datasets(*{d for p in PAPERS for d in p.datasets})
+    book = tmp_path_factory.mktemp("site") / "book"
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
+    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
+    venv = Path(sys.executable).parent.parent
+    result = subprocess.run(
+        ["make", "book", "SCALE=smoke", f"BOOK={book}", f"VENV={venv}"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, (
+        f"make book failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    )
+    return book

@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_datasets
 
 from fedlib.papers import PAPERS
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.executable).parent.parent
-
-
-@pytest.fixture(scope="module")
-def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Copy the book source, then `make book` at the smoke tier into the copy."""
-    require_datasets(*{d for p in PAPERS for d in p.datasets})
-    book = tmp_path_factory.mktemp("site") / "book"
-    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
-    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
-    result = subprocess.run(
-        ["make", "book", "SCALE=smoke", f"BOOK={book}", f"VENV={VENV}"],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )
-    assert result.returncode == 0, (
-        f"make book failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    )
-    return book
 
 
 @pytest.mark.slow

@@ -1,6 +1,8 @@
 """The project's published runs are what its code computes today: for every published
-experiment, the cheapest group of current runs is computed again and compared with
-what is published, and a store whose runs are all stale fails, naming what changed."""
+experiment, the cheapest group of current runs is computed again (one of its runs on its
+own, where a run's result does not depend on the runs it is batched with) and compared
+with what is published, and a store whose runs are all stale fails, naming what
+changed."""
 
 from __future__ import annotations
 
@@ -15,6 +17,12 @@ from fedlib import paths
 from fedlib.data.errors import DatasetUnavailableError
 from fedlib.published import PublishedStore, status_table
 from fedlib.sweeps import run_key
+
+BATCH_DEPENDENT = {
+    "pfa-heterogeneous": "the aggregators of a setting draw their noise from one stream, "
+                         "so a run's noise depends on the aggregators trained with it",
+}
+"""Experiments whose runs are computed again as the whole group they were published in."""
 
 EXPERIMENTS = sorted(p.name for p in paths.published_dir().glob("*")
                      if (p / "manifest.json").is_file())
@@ -47,7 +55,8 @@ def _assert_same_run(computed: pd.DataFrame, published: pd.DataFrame, key: str) 
 @pytest.mark.slow
 @pytest.mark.skipif(not EXPERIMENTS, reason="nothing is published in this checkout")
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_the_cheapest_published_group_is_computed_again_equal(experiment: str) -> None:
+def test_a_run_of_the_cheapest_published_group_is_computed_again_equal(experiment: str
+                                                                      ) -> None:
     store = PublishedStore(experiment)
     group = _cheapest_current_group(store)
     if not group:
@@ -62,6 +71,8 @@ def test_the_cheapest_published_group_is_computed_again_equal(experiment: str) -
     threads = torch.get_num_threads()
     torch.set_num_threads(first.get("torch_threads") or threads)
     try:
+        if experiment not in BATCH_DEPENDENT:
+            group = group[:1]
         tables = runner([runs[k]["config"] for k in group])
     except DatasetUnavailableError as error:
         pytest.skip(f"the data of {experiment} is not available offline: {error}")
