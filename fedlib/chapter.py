@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import STORED_FOLDER, Claim, stored_tier_claims, write_claims
+from fedlib.claims import (
+    STORED_FOLDER,
+    Claim,
+    stored_tier_claims,
+    tier_comparison,
+    write_claims,
+)
 from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import resolve
@@ -52,6 +58,18 @@ class Chapter:
         write_claims(self.claims_dir / f"{self.paper}.json", list(claims))
         glue_claims_table(f"{self.paper}_claims_table", claims,
                           stored_tier_claims(self.claims_dir, list(claims)))
+
+    def compare_tiers(self, claims: Sequence[Claim], notes: dict[str, str] | None = None
+                      ) -> None:
+        """Show how this build's verdicts compare with the paper tier's (rendered from
+        stored runs), with the chapter's explanation of every claim that flips
+        (:func:`fedlib.claims.tier_comparison`); nothing when there is no other tier."""
+        from IPython.display import Markdown, display
+
+        text = tier_comparison(claims, stored_tier_claims(self.claims_dir, list(claims)),
+                               notes)
+        display(Markdown(text or f"This page is the {self.scale} tier; no other tier is "
+                                 "compared with it here."))
 
     def close(self) -> None:
         """Record how long the chapter took, and show the "rerun this chapter" box: the

@@ -260,6 +260,47 @@ def flipped(group: Sequence[Claim]) -> bool:
     return {"HOLDS", "FAILS"} <= {c.status for c in group}
 
 
+def tier_comparison(claims: Sequence[Claim], stored: Sequence[Claim],
+                    notes: dict[str, str] | None = None) -> str:
+    """Markdown that compares a chapter's verdicts at its build's tier (``claims``) with
+    those at :data:`STORED_TIER` (``stored``, from :func:`stored_tier_claims`): how many
+    claims the two tiers judge alike, and every claim whose verdict flips, with the
+    chapter's explanation of it from ``notes`` (claim id -> why its verdict depends on
+    the tier). A flip without a note is said to be unexplained. Empty when there is no
+    other tier to compare with (smoke builds, and the paper tier itself)."""
+    notes = notes or {}
+    if not stored:
+        return ""
+    unknown = sorted(set(notes) - {c.claim_id for c in claims})
+    if unknown:
+        raise ValueError(f"tier notes name claims the chapter does not have: {unknown}; "
+                         "use the ids of its claims")
+    tier = claims[0].scale if claims else "this build's"
+    judged = [c for c in stored if c.status != "NOT-RUN"]
+    if not judged:
+        reasons = sorted({c.evidence for c in stored})
+        return (f"No claim of this chapter has a {STORED_TIER}-tier verdict yet: "
+                + "; ".join(reasons) + ".")
+    groups = [g for g in by_claim([*claims, *stored]) if len(g) > 1]
+    both = [g for g in groups if all(c.status != "NOT-RUN" for c in g)]
+    flips = [g for g in both if flipped(g)]
+    counts = {s: sum(c.status == s for c in stored) for s in STATUSES}
+    lines = [f"At the {STORED_TIER} tier {counts['HOLDS']} claims hold, {counts['FAILS']} "
+             f"fail and {counts['NOT-RUN']} are not run. Of the {len(both)} claims judged "
+             f"at both tiers, the {tier} and the {STORED_TIER} tier agree on "
+             f"{len(both) - len(flips)}"
+             + (", so scale decides none of their verdicts." if not flips else
+                "; these flip:")]
+    lines.append("")
+    for group in flips:
+        verdicts = ", ".join(f"{c.status} at {c.scale}" for c in group)
+        why = notes.get(group[0].claim_id,
+                        "not explained yet: compare the evidence of the two tiers in the "
+                        "claims table")
+        lines.append(f"- `{group[0].claim_id}` ({verdicts}): {why}")
+    return "\n".join(lines).rstrip()
+
+
 def _tiers(claims: Sequence[Claim]) -> list[str]:
     return sorted({c.scale for c in claims}, key=lambda s: (s not in SCALES, SCALES.index(s)
                                                             if s in SCALES else 0, s))

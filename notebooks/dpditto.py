@@ -253,5 +253,16 @@ show_claims(claims)
 #   PFLlib's) defaults, see `fedlib.papers.dpditto.baselines`.
 # - At $\lambda=1$ the personal model is the global model itself.
 
+# %% [markdown]
+# ## Quick and paper tiers
+#
+# The paper tier runs the grid described in {ref}`dpditto-paper-grid`. Where its
+# runs are published with the book, a quick build renders its verdicts from them
+# and shows them beside its own in the claims table; below, how the two tiers
+# compare, and why a verdict flips where one does.
+
+# %%
+chapter.compare_tiers(claims)
+
 # %%
 chapter.close()

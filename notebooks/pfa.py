@@ -212,6 +212,17 @@ show_claims(claims)
 # ```
 
 # %% [markdown]
+# ## Quick and paper tiers
+#
+# The paper tier runs the grid described in {ref}`pfa-paper-grid`. Where its
+# runs are published with the book, a quick build renders its verdicts from them
+# and shows them beside its own in the claims table; below, how the two tiers
+# compare, and why a verdict flips where one does.
+
+# %%
+chapter.compare_tiers(claims)
+
+# %% [markdown]
 # ### Reading the verdicts
 #
 # Heterogeneous DP does break plain averaging: FedAvg and Minimum fall towards chance

@@ -219,3 +219,36 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
                             "claims hold (fail: `a`), 1 not run.")
     result = _scorecard(tmp_path)
     assert result.returncode == 0 and result.stdout.strip().splitlines() == text
+
+
+def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
+    from fedlib.claims import tier_comparison
+
+    def sheet(scale: str, verdicts: dict[str, bool | None]) -> list[Claim]:
+        s = ClaimSheet("pfa", scale)
+        for claim_id, holds in verdicts.items():
+            s.add(claim_id, holds, f"claim {claim_id}", "measured" if holds is not None
+                  else "not run: no data")
+        return s.claims
+
+    quick = sheet("quick", {"a": True, "b": False, "c": True, "d": None})
+    assert tier_comparison(quick, []) == ""
+    same = sheet("paper", {"a": True, "b": False, "c": None, "d": None})
+    text = tier_comparison(quick, same)
+    assert text.startswith("At the paper tier 1 claims hold, 1 fail and 2 are not run. Of "
+                           "the 2 claims judged at both tiers, the quick and the paper tier "
+                           "agree on 2, so scale decides none of their verdicts.")
+    flips = sheet("paper", {"a": False, "b": True, "c": True, "d": True})
+    text = tier_comparison(quick, flips, {"a": "the paper's rounds let the noise dominate"})
+    assert "agree on 1; these flip:" in text
+    assert ("- `a` (HOLDS at quick, FAILS at paper): the paper's rounds let the noise "
+            "dominate") in text
+    assert "- `b` (FAILS at quick, HOLDS at paper): not explained yet" in text
+    assert "`c`" not in text and "`d`" not in text  # agreeing, or judged at one tier only
+    unrun = [Claim(c.paper, c.claim_id, "NOT-RUN", c.text, "the paper tier is not published: "
+                   "3 of 9 runs are missing", scale="paper") for c in quick]
+    assert tier_comparison(quick, unrun) == (
+        "No claim of this chapter has a paper-tier verdict yet: the paper tier is not "
+        "published: 3 of 9 runs are missing.")
+    with pytest.raises(ValueError, match=r"tier notes name claims .*\['z'\]"):
+        tier_comparison(quick, flips, {"z": "no such claim"})
