@@ -410,16 +410,15 @@ def sgd_step(
         factors = None
     else:
         factors = _factors(model, theta, x, y)  # at the pre-step theta
-    if anchor is not None:
-        coef = lr * per_row(mu)
-        theta.mul_(1 - coef[:, None]).addcmul_(anchor, coef[:, None])
+    if anchor is not None:  # (1 - c) theta + c anchor in one pass over theta
+        theta.lerp_(anchor, (lr * per_row(mu))[:, None])
     if factors is None:
         theta.addcmul_(grad, scale[:, None])
         return theta
     for view, factor in zip(model.unflatten(theta), factors, strict=True):
         if isinstance(factor, tuple):
-            left, right = factor
-            view.add_(torch.bmm(left, right * scale[:, None, None]))
+            left, right = factor  # accumulated in place: no (B, P) gradient is formed
+            view.baddbmm_(left, right * scale[:, None, None])
         else:
             view.addcmul_(factor, scale[:, None])
     return theta
