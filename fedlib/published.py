@@ -14,9 +14,12 @@ Layout, one folder per experiment (the sweep's name)::
     data/published/<experiment>/<tier>.parquet    the runs' tables, one ``run_key`` column
 
 The manifest records, per run: its tier, config, runner module, the fingerprint of the
-code it ran with and the digest of every file in it, the fedlib version and commit, the
-machine, the date it finished, its wall-clock and CPU seconds, and the digest of its
-table (checked on every read: a table that does not match is not used).
+code it ran with, the fedlib version and commit, the machine, the date it finished, its
+wall-clock and CPU seconds, and the digest of its table (checked on every read: a table
+that does not match is not used). What many runs share is written once and named by the
+runs: the digest of every file of a runner module (``modules``), the runs computed
+together (``groups``, named by their first run) and the columns of a table (``schemas``,
+named by a digest). One run per line, so that a new export is a readable diff.
 
 ``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
 tier that are in the local cache and current; ``python -m fedlib.published status``
@@ -53,7 +56,7 @@ from fedlib.sweeps import (
 )
 from fedlib.tiers import SCALES
 
-PUBLISHED_LAYOUT = "fedlib-published/1"
+PUBLISHED_LAYOUT = "fedlib-published/2"
 """Layout tag of every manifest: a manifest of another layout is refused, never guessed."""
 
 
@@ -102,7 +105,7 @@ class PublishedStore:
         """The manifest (an empty one when nothing is published)."""
         if not self.manifest_path.is_file():
             return {"layout": PUBLISHED_LAYOUT, "experiment": self.experiment, "runs": {},
-                    "modules": {}}
+                    "modules": {}, "groups": {}, "schemas": {}}
         try:
             manifest = json.loads(self.manifest_path.read_text())
         except ValueError as error:
@@ -115,6 +118,15 @@ class PublishedStore:
                 f"reads {PUBLISHED_LAYOUT!r}: export the runs again with this version")
         return manifest
 
+    def runs(self) -> dict[str, dict[str, Any]]:
+        """Every published run's manifest entry, with its ``group`` (the keys of the runs
+        computed with it) and ``columns`` (``[name, dtype]`` pairs) written out."""
+        manifest = self.manifest()
+        groups, schemas = manifest["groups"], manifest["schemas"]
+        return {key: {**entry, "group": groups[entry["group"]],
+                      "columns": schemas[entry["columns"]]}
+                for key, entry in manifest["runs"].items()}
+
     def _tier_table(self, tier: str) -> pd.DataFrame:
         if tier not in self._tables:
             path = self.table_path(tier)
@@ -125,9 +137,12 @@ class PublishedStore:
     def load(self, key: str) -> pd.DataFrame:
         """The published table of ``key``, checked against its digest
         (:class:`fedlib.sweeps.DamagedRunError` when it does not match)."""
-        entry = self.manifest()["runs"].get(key)
+        entry = self.runs().get(key)
         if entry is None:
             raise KeyError(f"run {key} is not published for {self.experiment}")
+        return self._checked(key, entry)
+
+    def _checked(self, key: str, entry: dict[str, Any]) -> pd.DataFrame:
         table = self._tier_table(entry["tier"])
         rows = table[table["run_key"] == key].drop(columns="run_key").reset_index(drop=True)
         # One table holds runs of different columns: each run gets its own dtypes back.
@@ -143,13 +158,13 @@ class PublishedStore:
         left out with a warning, and computed instead)."""
         if not self.manifest_path.is_file():
             return {}
-        published = self.manifest()["runs"]
+        published = self.runs()
         found = {}
         for key in keys:
             if key not in published:
                 continue
             try:
-                found[key] = self.load(key)
+                found[key] = self._checked(key, published[key])
             except DamagedRunError as error:
                 warnings.warn(f"{error}; computing it instead", RuntimeWarning, stacklevel=2)
         return found
@@ -175,10 +190,14 @@ class PublishedStore:
             new += key not in manifest["runs"]
             manifest["modules"][module] = {"fingerprint": code_fingerprint(module),
                                            "files": _file_digests(module)}
+            group = list(provenance.get("group", [key]))
+            manifest["groups"][group[0]] = group
+            columns = [[str(c), str(t)] for c, t in run.dtypes.items()]
+            schema = hashlib.sha256(json.dumps(columns).encode()).hexdigest()[:12]
+            manifest["schemas"][schema] = columns
             manifest["runs"][key] = {
                 "tier": tier, "config": provenance["config"], "module": module,
-                "runner": provenance.get("runner", ""),
-                "group": provenance.get("group", [key]),
+                "runner": provenance.get("runner", ""), "group": group[0],
                 "code_fingerprint": code_fingerprint(module),
                 "fedlib_version": fedlib.__version__, "commit": commit,
                 "machine": provenance.get("machine", "unknown"),
@@ -186,18 +205,42 @@ class PublishedStore:
                 "wall_seconds": _share(provenance, "group_wall_seconds"),
                 "cpu_seconds": _share(provenance, "group_cpu_seconds"),
                 "torch_threads": provenance.get("torch_threads"),
-                "rows": len(run),
-                "columns": [[str(c), str(t)] for c, t in run.dtypes.items()],
-                "sha256": content_digest(run)}
+                "rows": len(run), "columns": schema, "sha256": content_digest(run)}
             frames.append(run.assign(run_key=key))
         merged = pd.concat(frames, ignore_index=True)
         arrow = pa.Table.from_pandas(merged, preserve_index=False)
         with paths.atomic_path(self.table_path(tier)) as tmp:
             pq.write_table(arrow, tmp, compression="zstd")
+        _drop_unnamed(manifest)
         with paths.atomic_path(self.manifest_path) as tmp:
-            tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            tmp.write_text(manifest_text(manifest))
         self._tables.pop(tier, None)
         return new
+
+
+def _drop_unnamed(manifest: dict[str, Any]) -> None:
+    """Remove the groups and schemas no run names any more (runs exported again)."""
+    runs = manifest["runs"].values()
+    for section, field in (("groups", "group"), ("schemas", "columns")):
+        named = {entry[field] for entry in runs}
+        manifest[section] = {k: v for k, v in manifest[section].items() if k in named}
+
+
+def manifest_text(manifest: dict[str, Any]) -> str:
+    """The manifest as JSON with one entry of each section per line (sorted)."""
+    def compact(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+    parts = []
+    for name in sorted(manifest):
+        value = manifest[name]
+        if isinstance(value, dict) and value:
+            body = ",\n".join(f"  {json.dumps(k)}: {compact(v)}"
+                              for k, v in sorted(value.items()))
+            parts.append(f" {json.dumps(name)}: {{\n{body}\n }}")
+        else:
+            parts.append(f" {json.dumps(name)}: {compact(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def _share(provenance: dict[str, Any], field: str) -> float | None:
@@ -253,7 +296,7 @@ def status_table(root: Path | None = None) -> pd.DataFrame:
         store = PublishedStore(folder.name, root)
         manifest = store.manifest()
         by_tier: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for key, entry in manifest["runs"].items():
+        for key, entry in store.runs().items():
             by_tier.setdefault(entry["tier"], []).append((key, entry))
         for tier, entries in sorted(by_tier.items(), key=lambda item: SCALES.index(item[0])):
             changed: set[str] = set()
@@ -297,7 +340,7 @@ def provenance_line(experiment: str, keys: Iterable[str]) -> str:
     published (tier, machine, dates, commit, CPU hours) and how many were computed by
     this build or its cache."""
     keys = list(dict.fromkeys(keys))
-    runs = PublishedStore(experiment).manifest()["runs"] if keys else {}
+    runs = PublishedStore(experiment).runs() if keys else {}
     mine = [runs[k] for k in keys if k in runs]
     local = len(keys) - len(mine)
     if not mine:

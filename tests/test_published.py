@@ -51,8 +51,7 @@ def test_published_runs_replace_computing_and_say_where_they_come_from(
     again = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
     assert len(calls(log)) == computed  # nothing computed
     pd.testing.assert_frame_equal(again, first)
-    manifest = json.loads((store_root / "toy" / "manifest.json").read_text())
-    entry = manifest["runs"][first["run_key"].iloc[0]]
+    entry = PublishedStore("toy").runs()[first["run_key"].iloc[0]]
     assert entry["tier"] == "paper" and entry["config"] == {"x": 0}
     assert entry["module"] == "test_sweeps" and entry["runner"] == "square_runner"
     assert entry["rows"] == 1 and entry["wall_seconds"] >= 0 and entry["cpu_seconds"] >= 0
@@ -246,3 +245,22 @@ def test_a_chapter_says_where_the_runs_on_its_page_come_from(
         assert "4 of 4 runs come from the published paper tier" in box
     finally:
         sweeps._SWEPT.set(None)
+
+
+def test_the_manifest_writes_shared_provenance_once_and_one_run_per_line(
+        store_root: Path) -> None:
+    first = _computed()
+    export("toy", "paper")
+    text = (store_root / "toy" / "manifest.json").read_text()
+    manifest = json.loads(text)
+    keys = list(dict.fromkeys(first["run_key"]))
+    for key in keys:  # each run is one line of the file
+        assert sum(line.lstrip().startswith(f'"{key}": {{') for line in text.splitlines()) == 1
+    assert set(manifest["schemas"]) == {e["columns"] for e in manifest["runs"].values()}
+    assert len(manifest["schemas"]) == 1  # the four runs share their columns
+    assert set(manifest["groups"]) == {e["group"] for e in manifest["runs"].values()}
+    runs = PublishedStore("toy").runs()
+    assert sorted(k for e in runs.values() for k in e["group"]) == sorted(keys)
+    assert all(key in runs[key]["group"] for key in keys)
+    assert runs[keys[0]]["columns"] == [[str(c), str(t)] for c, t in
+                                        first.drop(columns="run_key").dtypes.items()]

@@ -29,7 +29,7 @@ EXPERIMENTS = sorted(p.name for p in paths.published_dir().glob("*")
 
 
 def _cheapest_current_group(store: PublishedStore) -> list[str]:
-    runs = store.manifest()["runs"]
+    runs = store.runs()
     groups = {tuple(entry["group"]) for entry in runs.values()}
     current = [g for g in groups
                if all(k in runs and run_key(runs[k]["config"], runs[k]["module"]) == k
@@ -65,7 +65,7 @@ def test_a_run_of_the_cheapest_published_group_is_computed_again_equal(experimen
         pytest.fail(f"every published run of {experiment} is stale (changed since: "
                     f"{', '.join(row['changed since'])}): compute them again and export "
                     "them (python -m fedlib.published export), or remove them")
-    runs = store.manifest()["runs"]
+    runs = store.runs()
     first = runs[group[0]]
     runner = getattr(importlib.import_module(first["module"]), first["runner"])
     threads = torch.get_num_threads()
