@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import subprocess
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -216,6 +217,25 @@ class PublishedStore:
             tmp.write_text(manifest_text(manifest))
         self._tables.pop(tier, None)
         return new
+
+
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def config_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """The config of a published run as its runner takes it: the manifest writes the
+    non-finite floats of a config as ``"inf"``, ``"-inf"`` and ``"nan"`` (JSON has no
+    such numbers; the run key reads them the same way), here read back as floats."""
+    def decoded(value: Any) -> Any:
+        if isinstance(value, str) and value in _NON_FINITE:
+            return _NON_FINITE[value]
+        if isinstance(value, dict):
+            return {k: decoded(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [decoded(v) for v in value]
+        return value
+
+    return decoded(entry["config"])
 
 
 def _drop_unnamed(manifest: dict[str, Any]) -> None:

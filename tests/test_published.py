@@ -264,3 +264,13 @@ def test_the_manifest_writes_shared_provenance_once_and_one_run_per_line(
     assert all(key in runs[key]["group"] for key in keys)
     assert runs[keys[0]]["columns"] == [[str(c), str(t)] for c, t in
                                         first.drop(columns="run_key").dtypes.items()]
+
+
+def test_a_published_config_reads_back_its_non_finite_floats() -> None:
+    entry = {"config": {"alpha": "inf", "low": "-inf", "gap": "nan", "name": "authors",
+                        "grid": [1.0, "inf"], "nested": {"eps": "inf"}}}
+    config = published.config_of(entry)
+    assert config["alpha"] == float("inf") and config["low"] == float("-inf")
+    assert config["gap"] != config["gap"] and config["name"] == "authors"
+    assert config["grid"] == [1.0, float("inf")] and config["nested"] == {"eps": float("inf")}
+    assert sweeps.run_key(config) == sweeps.run_key(entry["config"])

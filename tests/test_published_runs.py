@@ -15,7 +15,7 @@ import torch
 
 from fedlib import paths
 from fedlib.data.errors import DatasetUnavailableError
-from fedlib.published import PublishedStore, status_table
+from fedlib.published import PublishedStore, config_of, status_table
 from fedlib.sweeps import run_key
 
 BATCH_DEPENDENT = {
@@ -73,7 +73,7 @@ def test_a_run_of_the_cheapest_published_group_is_computed_again_equal(experimen
     try:
         if experiment not in BATCH_DEPENDENT:
             group = group[:1]
-        tables = runner([runs[k]["config"] for k in group])
+        tables = runner([config_of(runs[k]) for k in group])
     except DatasetUnavailableError as error:
         pytest.skip(f"the data of {experiment} is not available offline: {error}")
     finally:
