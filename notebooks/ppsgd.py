@@ -408,7 +408,7 @@ chapter.write_claims(all_claims)
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(all_claims)
+chapter.compare_tiers(all_claims, claims.TIER_NOTES)
 
 # %% [markdown]
 # ## Deviations from the paper
