@@ -279,7 +279,7 @@ def tier_comparison(claims: Sequence[Claim], stored: Sequence[Claim],
     judged = [c for c in stored if c.status != "NOT-RUN"]
     if not judged:
         reasons = sorted({c.evidence for c in stored})
-        return (f"No claim of this chapter has a {STORED_TIER}-tier verdict yet: "
+        return (f"This build shows no {STORED_TIER}-tier verdict for this chapter: "
                 + "; ".join(reasons) + ".")
     groups = [g for g in by_claim([*claims, *stored]) if len(g) > 1]
     both = [g for g in groups if all(c.status != "NOT-RUN" for c in g)]

@@ -248,7 +248,7 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
     unrun = [Claim(c.paper, c.claim_id, "NOT-RUN", c.text, "the paper tier is not published: "
                    "3 of 9 runs are missing", scale="paper") for c in quick]
     assert tier_comparison(quick, unrun) == (
-        "No claim of this chapter has a paper-tier verdict yet: the paper tier is not "
+        "This build shows no paper-tier verdict for this chapter: the paper tier is not "
         "published: 3 of 9 runs are missing.")
     with pytest.raises(ValueError, match=r"tier notes name claims .*\['z'\]"):
         tier_comparison(quick, flips, {"z": "no such claim"})
