@@ -1,8 +1,7 @@
 """The project's published runs are what its code computes today: for every chapter,
-the cheapest of its published runs is computed again (one run on its own, or the whole
-group it was computed in where a run's result depends on the runs batched with it) and
-compared with what is published; an experiment whose published runs are all stale fails,
-naming what changed."""
+the cheapest of its published runs is computed again on its own (a run's result does not
+depend on the runs batched with it) and compared with what is published; an experiment
+whose published runs are all stale fails, naming what changed."""
 
 from __future__ import annotations
 
@@ -17,12 +16,6 @@ from fedlib import paths
 from fedlib.data.errors import DatasetUnavailableError
 from fedlib.published import PublishedStore, config_of, status_table
 from fedlib.sweeps import machine_description, run_key
-
-BATCH_DEPENDENT = {
-    "pfa-heterogeneous": "the aggregators of a setting draw their noise from one stream, "
-                         "so a run's noise depends on the aggregators trained with it",
-}
-"""Experiments whose runs are computed again as the whole group they were published in."""
 
 EXPERIMENTS = sorted(p.name for p in paths.published_dir().glob("*")
                      if (p / "manifest.json").is_file())
@@ -40,15 +33,9 @@ for _name in EXPERIMENTS:
     CHAPTERS.setdefault(_chapter(PublishedStore(_name)), []).append(_name)
 
 
-def _recomputed(experiment: str, group: tuple[str, ...]) -> list[str]:
-    """The runs of a published group the check computes again: one on its own, or the
-    whole group where a run's result depends on the runs computed with it."""
-    return list(group) if experiment in BATCH_DEPENDENT else list(group[:1])
-
-
 def _cheapest_current_runs(experiments: list[str]) -> tuple[str, list[str]] | None:
-    """Of these experiments' current groups, the one whose recomputed runs took the least
-    CPU time: (experiment, run keys); None when no run is current."""
+    """Of these experiments' current groups, the one whose first run (computed again on
+    its own) took the least CPU time: (experiment, [run key]); None when no run is current."""
     best = None
     for experiment in experiments:
         runs = PublishedStore(experiment).runs()
@@ -56,7 +43,7 @@ def _cheapest_current_runs(experiments: list[str]) -> tuple[str, list[str]] | No
             if not all(k in runs and run_key(runs[k]["config"], runs[k]["module"]) == k
                        for k in group):
                 continue
-            keys = _recomputed(experiment, group)
+            keys = list(group[:1])
             cost = (sum(runs[k]["cpu_seconds"] or 0 for k in keys), experiment, keys)
             best = min(best, cost) if best else cost
     return (best[1], best[2]) if best else None

@@ -11,8 +11,9 @@ model deltas x_start - x_end of all clients, stacked.
 
 All clients are simulated as one batch; there is no Python loop over clients
 (example index m*B + b, client-major). Parameters live in one flat (M, P)
-buffer, so the noise of a step is one ``torch.randn`` call and the update one
-fused operation. Two ways to get the clipped per-example gradient sums:
+buffer, so the noise of a step is one ``torch.randn`` call (one per block of
+clients with a generator of its own) and the update one fused operation. Two
+ways to get the clipped per-example gradient sums:
 
 ``"layers"`` (models that are a flat :class:`torch.nn.Sequential` of
     :class:`~torch.nn.Linear`, :class:`~torch.nn.Conv2d` and parameter-free
@@ -78,7 +79,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -1113,6 +1114,36 @@ def _output_width(model: nn.Module, values: dict[str, Tensor], x: Tensor) -> int
     return outs[0].shape[1]
 
 
+def _noise_blocks(generator: torch.Generator | Sequence[torch.Generator] | None, nm: Tensor,
+                  device: torch.device) -> list[tuple[slice, torch.Generator | None]]:
+    """The clients' blocks and each block's private noise generator (None for a block
+    without noise, which draws nothing from its caller's generator)."""
+    n_clients = len(nm)
+    sources = list(generator) if isinstance(generator, Sequence) else [generator]
+    if not sources:
+        raise ValueError("generator is an empty sequence; give one generator per block "
+                         "of clients, or a single generator (or None) for all of them")
+    if n_clients % len(sources):
+        raise ValueError(f"{len(sources)} generators cannot split {n_clients} clients into "
+                         "equal blocks: give a number of generators that divides the number "
+                         "of clients")
+    size = n_clients // len(sources)
+    blocks: list[tuple[slice, torch.Generator | None]] = []
+    for g, source in enumerate(sources):
+        if source is not None and not isinstance(source, torch.Generator):
+            raise ValueError(f"generator {g} is a {type(source).__name__}, not a "
+                             "torch.Generator")
+        block = slice(g * size, (g + 1) * size)
+        private = None
+        if bool((nm[block] > 0).any()):
+            private = torch.Generator(device=device)
+            private.manual_seed(int(torch.randint(
+                2**62, (), generator=source,
+                device=source.device if source is not None else "cpu")))
+        blocks.append((block, private))
+    return blocks
+
+
 def local_dpsgd(
     model: nn.Module,
     start: Mapping[str, Tensor] | None,
@@ -1122,7 +1153,7 @@ def local_dpsgd(
     lr: float,
     clip: float,
     noise_multipliers: Tensor | float,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator | Sequence[torch.Generator] | None = None,
     *,
     return_params: bool = False,
     method: str = "auto",
@@ -1156,7 +1187,11 @@ def local_dpsgd(
     noise_multipliers
         nm_m >= 0 per client (M,) or one for all; 0 means no noise.
     generator
-        Source of the Gaussian noise (the default generator when None).
+        Source of the Gaussian noise (the default generator when None). A sequence of
+        G generators splits the M clients into G equal consecutive blocks, and block g
+        draws its noise from generator g alone: its noise is then what a call with
+        that block on its own would draw, whatever the other blocks hold (several
+        independent runs batched into one call).
     return_params
         Also return the final parameters.
     method
@@ -1227,13 +1262,9 @@ def local_dpsgd(
     grads = _views(grad_flat, names, shapes)
     noise_std = (nm * clip).unsqueeze(1)
     noisy = bool((nm > 0).any())
-    # The noise comes from a private generator seeded once from ``generator``, so
-    # that it can be drawn on a helper thread ahead of the step that uses it.
-    noise_gen = torch.Generator(device=device)
-    if noisy:
-        noise_gen.manual_seed(int(torch.randint(
-            2**62, (), generator=generator,
-            device=generator.device if generator is not None else "cpu")))
+    # Each block's noise comes from a private generator seeded once from the caller's,
+    # so that it can be drawn on a helper thread ahead of the step that uses it.
+    noise_blocks = _noise_blocks(generator, nm, device)
 
     ws = _Workspace()
     x_rows = x.view(n_clients * n_examples, math.prod(x.shape[2:]))
@@ -1251,7 +1282,11 @@ def local_dpsgd(
         noise = None
         if noisy:
             noise = ws.get(("noise", t % 2), tuple(theta.shape), theta)
-            torch.randn(theta.shape, generator=noise_gen, out=noise)
+            for block, noise_gen in noise_blocks:
+                if noise_gen is None:
+                    noise[block].zero_()
+                else:
+                    torch.randn(noise[block].shape, generator=noise_gen, out=noise[block])
         return inputs, yb, noise
 
     if prefetch is None:

@@ -290,6 +290,37 @@ def test_noise_is_reproducible_and_independent_of_prefetch():
     assert max_abs_diff(runs[0], other) > 0
 
 
+def test_each_block_of_clients_draws_the_noise_of_its_own_generator():
+    """With one generator per block, a block's result is that of a call with the block
+    alone and its generator; a block without noise draws nothing from its generator."""
+    model = PfaCNN()
+    x, y = make_clients(6, 20, seed=1, dtype=torch.float32)
+    batches = draw_batches(6, 20, 3, 4, torch.Generator().manual_seed(1))
+    nm = torch.tensor([1.0, 0.5, 0.0, 0.0, 2.0, 3.0])
+    seeds = (11, 12, 13)
+    together = local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
+                           [torch.Generator().manual_seed(s) for s in seeds])
+    for g, seed in enumerate(seeds):
+        block = slice(2 * g, 2 * g + 2)
+        alone = local_dpsgd(model, None, x[block], y[block], batches[block], 0.1, 1.0,
+                            nm[block], torch.Generator().manual_seed(seed))
+        assert max_abs_diff({k: v[block] for k, v in together.items()}, alone) == 0.0
+    one = torch.Generator().manual_seed(12)
+    local_dpsgd(model, None, x[2:4], y[2:4], batches[2:4], 0.1, 1.0, nm[2:4], one)
+    assert one.get_state().equal(torch.Generator().manual_seed(12).get_state())
+    # One generator in a sequence is the single generator.
+    single = local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
+                         torch.Generator().manual_seed(5))
+    listed = local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
+                         [torch.Generator().manual_seed(5)])
+    assert max_abs_diff(single, listed) == 0.0
+    with pytest.raises(ValueError, match="divides the number of clients"):
+        local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
+                    [torch.Generator() for _ in range(4)])
+    with pytest.raises(ValueError, match="empty sequence"):
+        local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm, [])
+
+
 def test_a_core_is_spare_only_when_torch_uses_fewer_threads_than_there_are_cores():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     saved = torch.get_num_threads()

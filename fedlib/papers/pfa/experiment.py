@@ -312,8 +312,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         table["spectrum"] = ""
         table["data"] = _examples(first["dataset"], "train",
                                   first["model"] not in UNIT_PIXEL_MODELS)[2]
-        if variant == Variant("pfa") and result.spectra:
-            for r, values in zip(spectrum_rounds, result.spectra, strict=False):
+        if variant == Variant("pfa") and variant in result.spectra:
+            for r, values in zip(spectrum_rounds, result.spectra[variant], strict=False):
                 table.loc[table["round"] == r, "spectrum"] = ",".join(f"{v:.6g}" for v in values)
         tables.append(table)
     return tables

@@ -4,7 +4,10 @@ One call of :func:`train_variants` runs every aggregator variant of a setting
 (FedAvg, WeiAvg, PFA with any k, PFA+, Minimum, Maximum, NP-FedAvg, random
 projection) on the same federation: the same budgets, the same sampled clients
 and the same minibatches each round (common random numbers), so that the
-variants differ only in their noise and aggregation. The local DP-SGD of all
+variants differ only in their noise and aggregation. Each variant draws its noise
+(and its random directions) from streams of its own, seeded from the seed and the
+variant, so a variant's run is the same whichever variants are trained with it. The
+local DP-SGD of all
 sampled clients of all private variants is one call of
 :func:`fedlib.nn.dpsgd.local_dpsgd` per round (NP-FedAvg, plain SGD without clipping
 or noise as the authors' non-private baseline, is a second one).
@@ -23,6 +26,7 @@ smallest or the largest budget; NP-FedAvg adds no noise.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -114,7 +118,7 @@ class TrainingResult:
     history: list[pd.DataFrame]
     ledger: PrivacyLedger
     noise_multipliers: dict[str, np.ndarray]
-    spectra: list[np.ndarray]
+    spectra: dict[Variant, list[np.ndarray]]
 
 
 def _accuracy(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor) -> float:
@@ -170,6 +174,14 @@ def plan_participation(budgets: np.ndarray, n_examples: int, hyperparameters: Hy
     return ledger, public, rounds
 
 
+def variant_generator(seed: int, variant: Variant, purpose: str) -> torch.Generator:
+    """The stream of ``variant``'s random draws for ``purpose`` (``"noise"``: its DP-SGD
+    noise; ``"subspace"``: its random directions), from the seed and the variant alone."""
+    name = f"{purpose}/{variant.aggregator}/{variant.k}/{variant.projection}".encode()
+    state = np.random.SeedSequence([seed, zlib.crc32(name)]).generate_state(2, np.uint32)
+    return torch.Generator().manual_seed(int(state[0]) << 31 | int(state[1]) >> 1)
+
+
 def variant_noise(variant: Variant, ledger: PrivacyLedger) -> np.ndarray:
     """Noise multiplier of every client under ``variant``."""
     if variant.aggregator == "np-fedavg":
@@ -221,23 +233,23 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     Returns one history table per variant with columns ``round``, ``accuracy``
     (test accuracy of the global model, NaN between evaluations), ``uplink_bytes``
     (this round), ``clients`` (sampled), ``public`` (sampled public clients); the
-    spectra are those of the first layer's public updates in ``spectrum_rounds``
-    (PFA with the public subspace).
+    spectra, by variant, are those of the first layer's public updates in
+    ``spectrum_rounds`` (every PFA variant with the public subspace).
     """
     n_clients, n_examples = federation.y.shape
     ledger, public, plan = plan_participation(federation.budgets, n_examples, hyperparameters,
                                               federation.delta, seed)
     nms = {v: variant_noise(v, ledger) for v in set(variants)}
     batch_gen = torch.Generator().manual_seed(seed)
-    noise_gen = torch.Generator().manual_seed(seed + 1)
-    sub_gen = torch.Generator().manual_seed(seed + 2)
+    noise_gens = [variant_generator(seed, v, "noise") for v in variants]
+    sub_gens = [variant_generator(seed, v, "subspace") for v in variants]
     names = [name for name, _ in model.named_parameters()]
     sizes = {name: p.numel() for name, p in model.named_parameters()}
     start = {name: p.detach().clone() for name, p in model.named_parameters()}
     params = [{name: t.clone() for name, t in start.items()} for _ in variants]
     previous: list[dict[str, Subspace | None]] = [dict.fromkeys(names) for _ in variants]
     rows: list[list[dict]] = [[] for _ in variants]
-    spectra: list[np.ndarray] = []
+    spectra: dict[Variant, list[np.ndarray]] = {}
     acc0 = _accuracy(model, start, federation.x_test, federation.y_test)
     for rows_v in rows:
         rows_v.append({"round": 0, "accuracy": acc0, "uplink_bytes": 0, "clients": 0,
@@ -271,7 +283,7 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
                                           for v in members]) for name in names}
             group = local_dpsgd(model, start_all, x_all, ys.repeat(n_g, 1),
                                 local.expand(n_k * n_g, -1, -1), hyperparameters.lr, clip,
-                                nm_all, noise_gen)
+                                nm_all, [noise_gens[v] for v in members])
             for j, v in enumerate(members):
                 deltas[v] = {name: group[name][j * n_k:(j + 1) * n_k] for name in names}
         eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
@@ -282,14 +294,15 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
                 layer = deltas[v][name].reshape(n_k, -1)
                 k = min(variant.k, sizes[name])
                 aggregate, current, n_coef = _aggregate(variant, layer, eps, pub,
-                                                        previous[v][name], k, sub_gen)
+                                                        previous[v][name], k, sub_gens[v])
                 coefficient_clients = max(coefficient_clients, n_coef)
                 if variant.aggregator == "pfa+":
                     previous[v][name] = current
                 if (variant.aggregator == "pfa" and variant.projection == "public"
                         and current is not None and t in spectrum_rounds
                         and name == names[0]):
-                    spectra.append(current.eigenvalues.numpy().copy())
+                    spectra.setdefault(variant, []).append(
+                        current.eigenvalues.numpy().copy())
                 params[v][name] = params[v][name] - aggregate.view_as(params[v][name])
             floats = upload_floats(sizes, n_k - coefficient_clients, coefficient_clients,
                                    variant.k)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -48,6 +49,22 @@ def test_a_variant_trains_the_same_alone_and_beside_others() -> None:
     together = train_variants(_model(), fed, HYPERPARAMETERS,
                               [Variant("fedavg"), Variant("np-fedavg"), Variant("pfa+")], seed=3)
     np.testing.assert_allclose(alone.history[0]["accuracy"], together.history[1]["accuracy"])
+
+
+def test_a_private_variant_draws_the_same_noise_alone_and_beside_others() -> None:
+    """Each variant has noise and random directions of its own: its run does not depend
+    on which variants are trained with it, nor on their order."""
+    fed = _federation()
+    mine = [Variant("pfa", k=2, projection="random"), Variant("fedavg"), Variant("pfa+")]
+    others = [Variant("weiavg"), Variant("minimum"), Variant("pfa", k=1)]
+    alone = [train_variants(_model(), fed, HYPERPARAMETERS, [v], seed=3).history[0]
+             for v in mine]
+    together = train_variants(_model(), fed, HYPERPARAMETERS, others[:1] + mine[::-1] + others[1:],
+                              seed=3).history[1:4][::-1]
+    for a, b in zip(alone, together, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    # The variants are not trained alike: their accuracies differ somewhere.
+    assert not np.array_equal(alone[1]["accuracy"], alone[2]["accuracy"])
 
 
 def test_non_private_fedavg_equals_a_hand_written_loop() -> None:
