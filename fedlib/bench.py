@@ -16,6 +16,12 @@ Workloads (``--only`` picks some):
   (see :func:`fedlib.nn.dpsgd.spare_core`): once that thread has run, every
   parallel operation of its process is slower on a fully used CPU, so it must
   not share a process with the other timings.
+* ``dpditto-step``: DP-Ditto's batched local SGD step (:func:`fedlib.papers.dpditto.
+  algorithm.sgd_step`, the update accumulated inside the matrix products, the
+  proximal pull in one pass) on many runs' clients at once (MNIST DNN rows) against
+  the same step with the gradient formed first and added to the parameters, and
+  against a per-row loop of a torch module with autograd: steps per second of one
+  row, plain and proximal steps alternating.
 """
 
 from __future__ import annotations
@@ -241,7 +247,75 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     return ratios
 
 
-WORKLOADS = ("ppsgd-grid", *(f"dpsgd-{m}" for m in DPSGD_MODELS))
+def bench_dpditto_step(rows: int, batch: int, loop_rows: int, repeats: int) -> dict[str, float]:
+    """Row-steps per second of DP-Ditto's local step: the engine, the step through a formed
+    (rows, P) gradient, and a per-row loop of a torch module (timed on ``loop_rows`` rows,
+    its cost being linear in rows); each timing is one plain and one proximal step."""
+    from fedlib.papers.dpditto.algorithm import make_model, sgd_step
+
+    model = make_model("dnn", (28, 28))
+    gen = torch.Generator().manual_seed(0)
+    theta = torch.stack([model.init(gen) for _ in range(rows)])
+    anchor = theta.mean(dim=0, keepdim=True).expand_as(theta).contiguous()
+    x = torch.randn((rows, batch, 784), generator=gen)
+    y = torch.randint(0, 10, (rows, batch), generator=gen)
+    lr, weight, mu = 0.01, 0.5, 0.5
+    loop_rows = min(loop_rows, rows)
+
+    work = {"engine": theta.clone(), "formed-gradient": theta.clone()}  # stepped in place
+
+    def engine() -> None:
+        sgd_step(model, work["engine"], x, y, lr)
+        sgd_step(model, work["engine"], x, y, lr, weight=weight, mu=mu, anchor=anchor)
+
+    def formed_gradient() -> None:
+        stepped = work["formed-gradient"]
+        stepped.sub_(model.loss_grad(stepped, x, y)[1], alpha=lr)
+        grad = model.loss_grad(stepped, x, y)[1]
+        stepped.lerp_(anchor, lr * mu).sub_(grad, alpha=lr * weight)
+
+    def torch_loop() -> None:
+        net = torch.nn.Sequential(torch.nn.Linear(784, 100), torch.nn.ReLU(),
+                                  torch.nn.Linear(100, 10))
+        anchors = [q.detach().clone() for q in net.parameters()]
+        for r in range(loop_rows):
+            for proximal in (False, True):
+                loss = torch.nn.functional.cross_entropy(net(x[r]), y[r])
+                if proximal:
+                    loss = weight * loss + 0.5 * mu * sum(
+                        (q - a).pow(2).sum() for q, a in zip(net.parameters(), anchors,
+                                                             strict=True))
+                net.zero_grad()
+                loss.backward()
+                with torch.no_grad():
+                    for q in net.parameters():
+                        q.sub_(q.grad, alpha=lr)
+
+    counts = {"engine": rows, "formed-gradient": rows, "torch-loop": loop_rows}
+    runs = {"engine": engine, "formed-gradient": formed_gradient, "torch-loop": torch_loop}
+    for run in runs.values():
+        run()  # first-use costs
+    times = dict.fromkeys(runs, float("inf"))
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times[name] = min(times[name], _best_time(run, 1))
+    print(f"dpditto-step: MNIST DNN 784-100-10 ({model.n_params} parameters), {rows} rows "
+          f"(runs x clients), batch {batch}, float32, torch threads {torch.get_num_threads()}")
+    print(f"  best of {repeats} interleaved rounds of one plain and one proximal step; the "
+          f"loop timed on {loop_rows} rows (its cost is linear in rows)")
+    rates = {}
+    for name, seconds in times.items():
+        rates[name] = 2 * counts[name] / seconds
+        print(f"  {name:<18}{counts[name]:>6} rows{seconds:>9.3f} s"
+              f"{rates[name]:>11.0f} row-steps/s")
+    ratios = {}
+    for baseline in ("formed-gradient", "torch-loop"):
+        ratios[baseline] = rates["engine"] / rates[baseline]
+        print(f"ratio dpditto-step engine/{baseline} {ratios[baseline]:.2f}")
+    return ratios
+
+
+WORKLOADS = ("ppsgd-grid", *(f"dpsgd-{m}" for m in DPSGD_MODELS), "dpditto-step")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -264,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "(0: torch's default, as the process starts)")
     parser.add_argument("--dpsgd-repeats", type=int, default=3,
                         help="dpsgd: best of this many interleaved rounds")
+    parser.add_argument("--ditto-rows", type=int, default=540,
+                        help="dpditto-step: rows (runs x clients) stepped at once")
+    parser.add_argument("--ditto-batch", type=int, default=10,
+                        help="dpditto-step: minibatch size")
     parser.add_argument("--dpsgd-memory-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.dpsgd_memory_worker:
@@ -274,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         if workload == "ppsgd-grid":
             bench_ppsgd_grid(args.iterations, args.repeats)
+        elif workload == "dpditto-step":
+            bench_dpditto_step(args.ditto_rows, args.ditto_batch, args.loop_clients,
+                               args.dpsgd_repeats)
         else:
             bench_dpsgd(workload.removeprefix("dpsgd-"), args.clients, args.steps, args.batch,
                         args.examples, args.dpsgd_repeats, args.loop_clients, args.threads)

@@ -25,3 +25,14 @@ def test_dpsgd_bench_prints_every_variant_and_the_ratio_lines(threads, capsys) -
     for baseline in ("opacus-loop", "plain-loop"):
         match = re.search(rf"^ratio dpsgd-logr engine/{baseline} (\S+)$", out, re.M)
         assert match is not None and float(match.group(1)) > 0
+
+
+def test_dpditto_step_bench_prints_its_variants_and_ratio_lines(capsys) -> None:
+    bench.main(["--only", "dpditto-step", "--ditto-rows", "4", "--ditto-batch", "3",
+                "--loop-clients", "2", "--dpsgd-repeats", "1"])
+    out = capsys.readouterr().out
+    rows = dict(re.findall(r"^  (engine|formed-gradient|torch-loop) +(\d+) rows", out, re.M))
+    assert rows == {"engine": "4", "formed-gradient": "4", "torch-loop": "2"}
+    for baseline in ("formed-gradient", "torch-loop"):
+        match = re.search(rf"^ratio dpditto-step engine/{baseline} (\S+)$", out, re.M)
+        assert match is not None and float(match.group(1)) > 0
