@@ -23,7 +23,8 @@ named by a digest). One run per line, so that a new export is a readable diff.
 
 ``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
 tier that are in the local cache and current; ``python -m fedlib.published status``
-lists what is published and whether it is current.
+lists what is published and whether it is current; ``python -m fedlib.published prune
+[EXPERIMENT ...]`` removes the stale runs once their replacements are exported.
 """
 
 from __future__ import annotations
@@ -218,6 +219,36 @@ class PublishedStore:
         self._tables.pop(tier, None)
         return new
 
+    def prune(self) -> int:
+        """Remove the stale runs (those whose key is no longer what the checkout's code
+        gives their config), typically once their replacements are exported; tables and
+        manifest are each written atomically. Returns how many were removed."""
+        manifest = self.manifest()
+        stale = {key for key, entry in manifest["runs"].items()
+                 if run_key(entry["config"], entry["module"]) != key}
+        if not stale:
+            return 0
+        tiers = {manifest["runs"][key]["tier"] for key in stale}
+        for key in stale:
+            del manifest["runs"][key]
+        for tier in sorted(tiers):
+            table = self._tier_table(tier)
+            kept = table[~table["run_key"].isin(stale)].reset_index(drop=True)
+            path = self.table_path(tier)
+            if kept.empty:
+                path.unlink()
+            else:
+                with paths.atomic_path(path) as tmp:
+                    pq.write_table(pa.Table.from_pandas(kept, preserve_index=False), tmp,
+                                   compression="zstd")
+            self._tables.pop(tier, None)
+        _drop_unnamed(manifest)
+        modules = {entry["module"] for entry in manifest["runs"].values()}
+        manifest["modules"] = {k: v for k, v in manifest["modules"].items() if k in modules}
+        with paths.atomic_path(self.manifest_path) as tmp:
+            tmp.write_text(manifest_text(manifest))
+        return len(stale)
+
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -386,10 +417,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.add_argument("experiments", nargs="*",
                      help="experiment folders of the cache (default: all of them)")
     commands.add_parser("status", help="what is published and whether it is current")
+    prune = commands.add_parser("prune", help="remove the stale published runs (after "
+                                "their replacements are exported)")
+    prune.add_argument("experiments", nargs="*",
+                       help="published experiments (default: all of them)")
     args = parser.parse_args(argv)
     if args.command == "status":
         table = status_table()
         print(table.to_string(index=False) if not table.empty else "nothing is published")
+        return 0
+    if args.command == "prune":
+        root = paths.published_dir()
+        for name in args.experiments or sorted(
+                p.name for p in root.glob("*") if (p / "manifest.json").is_file()):
+            store = PublishedStore(name)
+            if not store.manifest_path.is_file():
+                raise SystemExit(f"nothing is published for {name!r} (no {store.manifest_path})")
+            print(f"{name}: {store.prune()} stale runs removed")
         return 0
     cache_root = paths.results_dir()
     names = args.experiments or sorted(p.name for p in cache_root.glob("*") if p.is_dir())

@@ -71,7 +71,8 @@ setup = PAPER_GRID.tier(scale)
 # per-example clipping $C=1$, batch $B=8$, $\tau$ steps; LogR (7,850 parameters) or the
 # paper's 2-layer CNN; $\delta = 10^{-5}$. All aggregators of a setting train on the same
 # federation, the same sampled clients and the same minibatches; they differ only in
-# their noise and their aggregation. As in the authors' code, training stops once fewer
+# their noise (each aggregator draws its own, so its run does not depend on which others
+# are trained beside it) and their aggregation. As in the authors' code, training stops once fewer
 # than $K$ clients, or no public client, have budget left, and NP-FedAvg is plain SGD
 # (no clipping). Beside the figures, the tier runs the defaults of the authors' released
 # code (see [below](pfa-authors-code)). This build's tier:

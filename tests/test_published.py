@@ -80,6 +80,33 @@ def test_a_code_change_makes_published_runs_stale_and_they_are_computed(
     assert export("toy", "paper") == (0, 0, 0)
 
 
+def test_prune_removes_the_stale_runs_and_keeps_the_current_ones(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _computed()
+    export("toy", "paper")
+    assert PublishedStore("toy").prune() == 0
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    _fresh_cache(tmp_path, monkeypatch, "after-the-edit")
+    sweeps.set_tier_label("paper")
+    try:
+        second = sweep("toy", CONFIGS[:2], square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+    export("toy", "paper")
+    store = PublishedStore("toy")
+    assert len(store.runs()) == 6
+    assert store.prune() == 4
+    assert sorted(store.runs()) == sorted(second["run_key"])
+    assert not set(first["run_key"]) & set(pq.read_table(store.table_path("paper"))
+                                             .column("run_key").to_pylist())
+    for key in second["run_key"]:
+        pd.testing.assert_frame_equal(store.load(key),
+                                      second[second["run_key"] == key]
+                                      .drop(columns="run_key").reset_index(drop=True))
+    status = status_table().iloc[0]
+    assert (status["runs"], status["current"], status["stale"]) == (2, 2, 0)
+
+
 def test_stale_status_names_the_files_that_changed(store_root: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     _computed()
