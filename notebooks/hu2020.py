@@ -206,7 +206,7 @@ show_claims(claims)
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(claims)
+chapter.compare_tiers(claims, hu_claims.TIER_NOTES)
 
 # %% [markdown]
 # ## Noise on the dual variables, and the smallest change a reader would try
