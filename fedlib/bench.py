@@ -47,6 +47,17 @@ def _best_time(fn: Callable[[], object], repeats: int) -> float:
     return best
 
 
+def _interleaved_best_times(runs: dict[str, Callable[[], object]], repeats: int
+                            ) -> dict[str, float]:
+    """Best time of each run over ``repeats`` rounds that run each of them once in turn
+    (the load of a shared machine then hits them alike)."""
+    times = dict.fromkeys(runs, float("inf"))
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times[name] = min(times[name], _best_time(run, 1))
+    return times
+
+
 def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     """Runs per minute on the quick-tier Figure 1a grid (one noise level): all
     configurations in one vectorized pass vs the same configurations one by one."""
@@ -207,10 +218,7 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
         _dpsgd_runner("opacus-loop", problem, 1)()  # first-use costs of each path
         _dpsgd_runner("plain-loop", problem, 1)()
         runs["engine"]()
-        times: dict[str, float] = dict.fromkeys(runs, float("inf"))
-        for _ in range(repeats):
-            for variant, run in runs.items():
-                times[variant] = min(times[variant], _best_time(run, 1))
+        times = _interleaved_best_times(runs, repeats)
         used_threads = torch.get_num_threads()
     finally:
         torch.set_num_threads(saved_threads)
@@ -295,10 +303,7 @@ def bench_dpditto_step(rows: int, batch: int, loop_rows: int, repeats: int) -> d
     runs = {"engine": engine, "formed-gradient": formed_gradient, "torch-loop": torch_loop}
     for run in runs.values():
         run()  # first-use costs
-    times = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
-        for name, run in runs.items():
-            times[name] = min(times[name], _best_time(run, 1))
+    times = _interleaved_best_times(runs, repeats)
     print(f"dpditto-step: MNIST DNN 784-100-10 ({model.n_params} parameters), {rows} rows "
           f"(runs x clients), batch {batch}, float32, torch threads {torch.get_num_threads()}")
     print(f"  best of {repeats} interleaved rounds of one plain and one proximal step; the "
