@@ -209,10 +209,7 @@ class PublishedStore:
                 "torch_threads": provenance.get("torch_threads"),
                 "rows": len(run), "columns": schema, "sha256": content_digest(run)}
             frames.append(run.assign(run_key=key))
-        merged = pd.concat(frames, ignore_index=True)
-        arrow = pa.Table.from_pandas(merged, preserve_index=False)
-        with paths.atomic_path(self.table_path(tier)) as tmp:
-            pq.write_table(arrow, tmp, compression="zstd")
+        _write_table(self.table_path(tier), pd.concat(frames, ignore_index=True))
         _drop_unnamed(manifest)
         with paths.atomic_path(self.manifest_path) as tmp:
             tmp.write_text(manifest_text(manifest))
@@ -224,30 +221,46 @@ class PublishedStore:
         gives their config), typically once their replacements are exported; tables and
         manifest are each written atomically. Returns how many were removed."""
         manifest = self.manifest()
-        stale = {key for key, entry in manifest["runs"].items()
-                 if run_key(entry["config"], entry["module"]) != key}
+        stale = {key for key, entry in manifest["runs"].items() if not is_current(key, entry)}
         if not stale:
             return 0
         tiers = {manifest["runs"][key]["tier"] for key in stale}
         for key in stale:
             del manifest["runs"][key]
-        for tier in sorted(tiers):
-            table = self._tier_table(tier)
-            kept = table[~table["run_key"].isin(stale)].reset_index(drop=True)
-            path = self.table_path(tier)
-            if kept.empty:
-                path.unlink()
-            else:
-                with paths.atomic_path(path) as tmp:
-                    pq.write_table(pa.Table.from_pandas(kept, preserve_index=False), tmp,
-                                   compression="zstd")
-            self._tables.pop(tier, None)
         _drop_unnamed(manifest)
         modules = {entry["module"] for entry in manifest["runs"].values()}
         manifest["modules"] = {k: v for k, v in manifest["modules"].items() if k in modules}
+        # The manifest first: rows no run names are never read, a named run without rows
+        # would read as damaged.
         with paths.atomic_path(self.manifest_path) as tmp:
             tmp.write_text(manifest_text(manifest))
+        for tier in sorted(tiers):
+            table = self._tier_table(tier)
+            kept = table[~table["run_key"].isin(stale)].reset_index(drop=True)
+            if kept.empty:
+                self.table_path(tier).unlink()
+            else:
+                _write_table(self.table_path(tier), kept)
+            self._tables.pop(tier, None)
         return len(stale)
+
+
+def is_current(key: str, entry: dict[str, Any]) -> bool:
+    """Whether a published run is what this checkout's code computes for its config."""
+    return run_key(entry["config"], entry["module"]) == key
+
+
+def published_experiments(root: Path | None = None) -> list[str]:
+    """The experiments with a manifest in the store, sorted."""
+    root = root or paths.published_dir()
+    return sorted(p.name for p in root.glob("*") if (p / "manifest.json").is_file())
+
+
+def _write_table(path: Path, frame: pd.DataFrame) -> None:
+    """Write a tier's table of runs atomically (Parquet, zstd)."""
+    with paths.atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp,
+                       compression="zstd")
 
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
@@ -343,8 +356,8 @@ def status_table(root: Path | None = None) -> pd.DataFrame:
     whose change made the others stale, CPU hours, the machines and dates, and size."""
     root = root or paths.published_dir()
     rows = []
-    for folder in sorted(p for p in root.glob("*") if (p / "manifest.json").is_file()):
-        store = PublishedStore(folder.name, root)
+    for name in published_experiments(root):
+        store = PublishedStore(name, root)
         manifest = store.manifest()
         by_tier: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for key, entry in store.runs().items():
@@ -353,7 +366,7 @@ def status_table(root: Path | None = None) -> pd.DataFrame:
             changed: set[str] = set()
             current = 0
             for key, entry in entries:
-                if run_key(entry["config"], entry["module"]) == key:
+                if is_current(key, entry):
                     current += 1
                 else:
                     recorded = manifest["modules"].get(entry["module"], {}).get("files", {})
@@ -362,7 +375,7 @@ def status_table(root: Path | None = None) -> pd.DataFrame:
             seconds = [e["cpu_seconds"] for _, e in entries if e.get("cpu_seconds")]
             dates = sorted(str(e["finished"])[:10] for _, e in entries)
             rows.append({
-                "experiment": folder.name, "tier": tier, "runs": len(entries),
+                "experiment": name, "tier": tier, "runs": len(entries),
                 "current": current, "stale": len(entries) - current,
                 "changed since": ", ".join(sorted(changed)),
                 "CPU hours": round(sum(seconds) / 3600, 2),
@@ -427,9 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table.to_string(index=False) if not table.empty else "nothing is published")
         return 0
     if args.command == "prune":
-        root = paths.published_dir()
-        for name in args.experiments or sorted(
-                p.name for p in root.glob("*") if (p / "manifest.json").is_file()):
+        for name in args.experiments or published_experiments():
             store = PublishedStore(name)
             if not store.manifest_path.is_file():
                 raise SystemExit(f"nothing is published for {name!r} (no {store.manifest_path})")

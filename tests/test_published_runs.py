@@ -12,13 +12,17 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib import paths
 from fedlib.data.errors import DatasetUnavailableError
-from fedlib.published import PublishedStore, config_of, status_table
-from fedlib.sweeps import machine_description, run_key
+from fedlib.published import (
+    PublishedStore,
+    config_of,
+    is_current,
+    published_experiments,
+    status_table,
+)
+from fedlib.sweeps import machine_description
 
-EXPERIMENTS = sorted(p.name for p in paths.published_dir().glob("*")
-                     if (p / "manifest.json").is_file())
+EXPERIMENTS = published_experiments()
 
 
 def _chapter(store: PublishedStore) -> str:
@@ -40,7 +44,7 @@ def _cheapest_current_runs(experiments: list[str]) -> tuple[str, list[str]] | No
     for experiment in experiments:
         runs = PublishedStore(experiment).runs()
         for group in {tuple(entry["group"]) for entry in runs.values()}:
-            if not all(k in runs and run_key(runs[k]["config"], runs[k]["module"]) == k
+            if not all(k in runs and is_current(k, runs[k])
                        for k in group):
                 continue
             keys = list(group[:1])
