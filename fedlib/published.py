@@ -179,6 +179,13 @@ class PublishedStore:
         if tier not in SCALES:
             raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
         manifest = self.manifest()
+        # A run published before with the same rows keeps its entry: exporting again must
+        # not rewrite when and with which commit it was published.
+        runs = [(key, run, provenance) for key, run, provenance in runs
+                if manifest["runs"].get(key, {}).get("tier") != tier
+                or manifest["runs"][key].get("sha256") != content_digest(run)]
+        if not runs:
+            return 0
         table = self._tier_table(tier)
         new = 0
         commit = commit_description()

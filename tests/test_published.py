@@ -63,6 +63,18 @@ def test_published_runs_replace_computing_and_say_where_they_come_from(
         ["toy", "paper", 4, 4, 0]]
 
 
+def test_exporting_again_keeps_when_and_from_which_commit_a_run_was_published(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _computed()
+    monkeypatch.setattr(published, "commit_description", lambda: "a" * 40)
+    export("toy", "paper")
+    manifest = (store_root / "toy" / "manifest.json").read_bytes()
+    monkeypatch.setattr(published, "commit_description", lambda: "b" * 40)
+    assert export("toy", "paper") == (4, 0, 0)
+    assert (store_root / "toy" / "manifest.json").read_bytes() == manifest
+    assert {e["commit"] for e in PublishedStore("toy").runs().values()} == {"a" * 40}
+
+
 def test_a_code_change_makes_published_runs_stale_and_they_are_computed(
         store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _computed()
