@@ -7,7 +7,7 @@ and panel labels only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +238,23 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
         display(Markdown(f"[Plotted numbers of this figure (CSV)]({_FIGURE_DATA['link']}{file})"))
     glue(name, figure, display=False)
     plt.close(figure)
+
+
+def glue_figure_of_parts(name: str, parts: Sequence[str], left_out: dict[str, str],
+                         draw: Callable[[], plt.Figure]) -> None:
+    """:func:`glue_figure` of ``draw()``, or, when a part of the chapter that the figure
+    reads was left out (``left_out``, from :func:`fedlib.sweeps.run_parts`), a note in its
+    place saying which runs are missing (nothing is drawn from part of the runs)."""
+    missing = [f"{part} ({left_out[part]})" for part in parts if part in left_out]
+    if not missing:
+        glue_figure(name, draw())
+        return
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    glue(name, Markdown("Not drawn: the runs of " + "; ".join(missing) + " are not all "
+                        "stored at this tier, and the claims that read them are reported "
+                        "as not run."), display=False)
 
 
 def glue_claims_table(name: str, claims: Sequence, other_tiers: Sequence = ()) -> pd.DataFrame:

@@ -320,6 +320,31 @@ def stored_only() -> Iterator[None]:
         _STORED_ONLY.reset(token)
 
 
+def run_parts(run: Callable[[tuple[str, ...]], pd.DataFrame], parts: Sequence[str]
+              ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The runs of a chapter's ``parts`` (its figures: ``run(parts)`` returns their runs)
+    and the parts left out, each with the reason.
+
+    Where runs may be computed this is one call with every part (a sweep spreads them
+    over its workers) and nothing is left out. Where only stored runs may be read
+    (``FEDLIB_COMPUTE=0`` or :func:`stored_only`) it is one call per part: a part whose
+    runs are not all stored is left out, so that a chapter shows the parts it has; when
+    no part is stored, :class:`MissingRunsError` is raised as one call would raise it.
+    """
+    if paths.compute_allowed() and not _STORED_ONLY.get():
+        return run(tuple(parts)), {}
+    frames, left_out = [], {}
+    for part in parts:
+        try:
+            frames.append(run((part,)))
+        except MissingRunsError as error:
+            left_out[part] = str(error).split(". ", 1)[0]
+    if not frames:
+        raise MissingRunsError(f"no part of {', '.join(parts)} has all its runs stored: "
+                               + "; ".join(f"{p}: {why}" for p, why in left_out.items()))
+    return pd.concat(frames, ignore_index=True), left_out
+
+
 _SWEPT: ContextVar[dict[str, list[str]] | None] = ContextVar("fedlib_swept", default=None)
 
 

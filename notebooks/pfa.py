@@ -54,8 +54,9 @@ from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
-from fedlib.plots import glue_figure
+from fedlib.plots import glue_figure_of_parts
 from fedlib.published import provenance_line, stored_runs
+from fedlib.sweeps import run_parts
 
 chapter = open_chapter("pfa", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
@@ -88,7 +89,8 @@ display(pfa_claims.setup_table(setup, scale))
 display(Markdown(PAPER_GRID.describe()))
 
 # %%
-runs = pfa.run(setup, seed, **chapter.sweep_args)
+runs, left_out = run_parts(
+    lambda figures: pfa.run(setup, seed, figures=figures, **chapter.sweep_args), pfa.FIGURES)
 final = pfa_claims.final_accuracy(runs)
 curves = pfa_claims.accuracy_curves(runs)
 
@@ -96,7 +98,7 @@ curves = pfa_claims.accuracy_curves(runs)
 # ## Figure 3: accuracy against rounds (IID, MixGauss1)
 
 # %%
-glue_figure("pfa_fig3", pfa_figures.figure_3(curves))
+glue_figure_of_parts("pfa_fig3", ["fig3"], left_out, lambda: pfa_figures.figure_3(curves))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig3
@@ -111,7 +113,7 @@ glue_figure("pfa_fig3", pfa_figures.figure_3(curves))
 # ## Figure 4: final accuracy by budget distribution
 
 # %%
-glue_figure("pfa_fig4", pfa_figures.figure_4(final))
+glue_figure_of_parts("pfa_fig4", ["fig4"], left_out, lambda: pfa_figures.figure_4(final))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig4
@@ -126,13 +128,13 @@ glue_figure("pfa_fig4", pfa_figures.figure_4(final))
 # ## Figure 5: CIFAR-10 and IMDb (paper tier)
 
 # %%
-pfa_figures.show_figure_5(curves, scale)
+pfa_figures.show_figure_5(curves, scale, left_out.get("fig5"))
 
 # %% [markdown]
 # ## Figure 6: the projection dimension, and where the subspace comes from
 
 # %%
-glue_figure("pfa_fig6", pfa_figures.figure_6(final))
+glue_figure_of_parts("pfa_fig6", ["fig6"], left_out, lambda: pfa_figures.figure_6(final))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig6
@@ -148,7 +150,8 @@ glue_figure("pfa_fig6", pfa_figures.figure_6(final))
 # ## Figure 7: uplink traffic
 
 # %%
-glue_figure("pfa_fig7", pfa_figures.figure_7(pfa_claims.uplink_traffic(runs)))
+glue_figure_of_parts("pfa_fig7", ["fig3"], left_out,
+                     lambda: pfa_figures.figure_7(pfa_claims.uplink_traffic(runs)))
 display(pfa_claims.paper_uplink_table(setup.k))
 
 # %% [markdown]
@@ -165,7 +168,7 @@ display(pfa_claims.paper_uplink_table(setup.k))
 # ## Figure 8: non-IID data
 
 # %%
-glue_figure("pfa_fig8", pfa_figures.figure_8(curves))
+glue_figure_of_parts("pfa_fig8", ["fig8"], left_out, lambda: pfa_figures.figure_8(curves))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig8
@@ -179,7 +182,8 @@ glue_figure("pfa_fig8", pfa_figures.figure_8(curves))
 # ## Figure 13: the spectrum of the public updates
 
 # %%
-glue_figure("pfa_fig13", pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
+glue_figure_of_parts("pfa_fig13", ["fig3"], left_out,
+                     lambda: pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig13
@@ -200,7 +204,7 @@ glue_figure("pfa_fig13", pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
 # ## Claims
 
 # %%
-claims = pfa_claims.evaluate(runs, scale, setup.k)
+claims = pfa_claims.evaluate(runs, scale, setup.k, left_out)
 chapter.write_claims(claims)
 show_claims(claims)
 
@@ -271,9 +275,13 @@ paper_authors = (None if scale == "paper" else
 display(Markdown("Our runs at the authors' 100 x 100: " + (
     provenance_line(pfa.EXPERIMENT, paper_authors["run_key"]) if paper_authors is not None
     else "not published in this checkout (the paper tier computes them).")))
-comparison = pfa_claims.authors_comparison(runs, paper_authors)
-display(pfa_claims.authors_table(comparison))
-display(pfa_claims.authors_by_seed(comparison).round(3))
+if "authors" in left_out:
+    display(Markdown(f"The runs of this tier's setting `authors` are not all stored "
+                     f"({left_out['authors']}): no comparison is shown."))
+else:
+    comparison = pfa_claims.authors_comparison(runs, paper_authors)
+    display(pfa_claims.authors_table(comparison))
+    display(pfa_claims.authors_by_seed(comparison).round(3))
 
 # %% [markdown]
 # Final accuracy (mean of the last 10 evaluations), mean ± sd over seeds (number of

@@ -55,3 +55,25 @@ def test_glue_figure_writes_the_numbers_beside_the_figure(tmp_path, monkeypatch)
     np.testing.assert_allclose(stored[stored["series"] == "PFA"]["y"], [0.5, 0.25, 0.125])
     assert any("../data/demo_fig.csv" in getattr(o, "data", "") for o in shown)
     assert not plt.get_fignums()  # the figure was closed
+
+
+def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -> None:
+    pytest.importorskip("myst_nb")
+    import myst_nb
+
+    import fedlib.plots as plots
+
+    glued: dict[str, object] = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))
+    drawn = []
+
+    def draw() -> plt.Figure:
+        drawn.append(1)
+        return _figure()
+
+    plots.glue_figure_of_parts("fig4", ["fig4", "fig3"], {"fig4": "3 of 5 runs missing"}, draw)
+    assert not drawn and glued["fig4"].data.startswith(
+        "Not drawn: the runs of fig4 (3 of 5 runs missing) are not all stored")
+    plots.glue_figure_of_parts("fig3", ["fig3"], {"fig4": "3 of 5 runs missing"}, draw)
+    assert drawn == [1] and isinstance(glued["fig3"], plt.Figure)
+    assert not plt.get_fignums()

@@ -317,3 +317,31 @@ def test_a_sweep_killed_hard_resumes_and_leaves_no_process(tmp_path, log, monkey
     assert list(table["y"]) == [x * x for x in range(8)]
     recomputed = [json.loads(line)["x"][0] for line in log.read_text().splitlines()[before:]]
     assert len(recomputed) == 8 - len(finished), (finished, set(table["run_key"]), recomputed)
+
+
+def test_run_parts_renders_the_stored_parts_and_says_which_are_not(
+        log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = {"a": [{"x": 1}, {"x": 2}], "b": [{"x": 3}], "c": [{"x": 4}, {"x": 5}]}
+    asked: list[tuple[str, ...]] = []
+
+    def run(chosen: tuple[str, ...]) -> pd.DataFrame:
+        asked.append(chosen)
+        return sweep("toy", [c for p in chosen for c in parts[p]], square_runner,
+                     workers=1, progress=False)
+
+    sweep("toy", parts["a"] + parts["c"][:1], square_runner, workers=1, progress=False)
+    computed = len(calls(log))
+    with sweeps.stored_only():
+        runs, left_out = sweeps.run_parts(run, ["a", "b", "c"])
+    assert sorted(runs["x"]) == [1, 2]  # "c" has one run of two: left out whole
+    assert left_out == {"b": "1 of 1 runs of toy are neither cached nor published",
+                        "c": "1 of 2 runs of toy are neither cached nor published"}
+    assert asked == [("a",), ("b",), ("c",)] and len(calls(log)) == computed
+    with sweeps.stored_only(), pytest.raises(sweeps.MissingRunsError, match="b: 1 of 1"):
+        sweeps.run_parts(run, ["b"])
+    asked.clear()
+    runs, left_out = sweeps.run_parts(run, ["a", "b", "c"])  # computing: one call
+    assert asked == [("a", "b", "c")] and left_out == {}
+    assert sorted(runs["x"]) == [1, 2, 3, 4, 5] and len(calls(log)) > computed
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    assert sweeps.run_parts(run, ["a", "b", "c"])[1] == {}  # now all stored

@@ -8,6 +8,7 @@ claim does not invalidate the cached runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -206,7 +207,68 @@ def _acc(final: pd.DataFrame, **where: Any) -> float:
     return float(rows["accuracy"].mean())
 
 
-def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
+STATEMENTS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "fig3-ordering": (
+        ("fig3",),
+        "PFA and PFA+ beat WeiAvg, which beats FedAvg and Minimum, in all four panels "
+        "(final accuracy, MNIST/FMNIST x LogR/CNN, IID, MixGauss1)",
+        "PFA ~ PFA+ > WeiAvg > FedAvg ~ Minimum"),
+    "fig3-pfa-plus-matches-pfa": (
+        ("fig3",), "PFA+ is as accurate as PFA (within 3 points) in all four panels",
+        "PFA ~ PFA+"),
+    "fig3-fedavg-near-chance": (
+        ("fig3",), "FedAvg under heterogeneous DP stays near chance (0.1) on MNIST-CNN",
+        "near 0.1"),
+    "fig3-below-nonprivate": (
+        ("fig3",), "every private method stays below NP-FedAvg in all four panels", ""),
+    **{f"fig3-ordering-authors-{calibration}": (
+        ("authors",),
+        "at the authors' code's defaults (MNIST, LogR, M=30 of 2,000 examples, batch 4, "
+        f"lr 0.1) {how}, PFA and PFA+ beat WeiAvg, which beats FedAvg (mean over seeds, "
+        "each budget file and model)",
+        "PFA ~ PFA+ > WeiAvg > FedAvg (the authors' code: PFA about 15-25 points above "
+        "WeiAvg)")
+       for calibration, how in (
+           ("closed-form", "with the authors' closed-form noise"),
+           ("rdp", "with noise calibrated by an exact accountant (RDP)"))},
+    "fig4-pfa-robust": (
+        ("fig4",), "under the spread-out mixtures (MixGauss1, 2, 4) PFA/PFA+ are at least as "
+        "accurate as WeiAvg and above FedAvg", "PFA/PFA+ robust across distributions"),
+    "fig4-similar-when-uniform": (
+        ("fig4",), "under Uniform and Gauss budgets FedAvg, WeiAvg, PFA and PFA+ are within "
+        "5 points", "all similar under Uniform/Gauss"),
+    "fig4-fedavg-collapses": (
+        ("fig4",), "FedAvg loses more than 5 points from Uniform to each spread-out mixture",
+        "WeiAvg and FedAvg collapse as budgets spread"),
+    "fig5-cifar-imdb": (
+        ("fig5",), "on CIFAR-10 and IMDb (M=50) PFA or PFA+ is at least as accurate as "
+        "WeiAvg and both are more than 5 points above FedAvg", "PFA/PFA+ > WeiAvg >> FedAvg"),
+    "fig6a-small-k-best": (
+        ("fig6",), "PFA+ is most accurate at a small k (<= 5) and worse at the largest k",
+        "best near k=1 (~80%), worse for large k"),
+    "fig6b-random-projection-poor": (
+        ("fig6",), "at small k a random Gaussian subspace is clearly worse (> 2 points) than "
+        "the public clients' subspace", "random projection poor at small k"),
+    "fig7-uplink-reduction": (
+        ("fig3",), "PFA+ sends less than a quarter of the uplink bytes of the full-update "
+        "methods", "LogR ~12 vs ~113 MB; CNN ~40 vs ~377 MB"),
+    "fig8-noniid-lower": (
+        ("fig8", "fig3"), "non-IID data lowers PFA's accuracy on MNIST (LogR and CNN)",
+        "lower accuracy under non-IID"),
+    "fig8-pfa-best": (
+        ("fig8",), "PFA or PFA+ is the most accurate heterogeneous-DP method under non-IID "
+        "data", "PFA still best in most cases"),
+    "fig13-few-directions": (
+        ("fig3",), "the largest eigenvalue of the public updates' centred covariance carries "
+        "at least half of its variance", "spectrum dominated by a few directions"),
+}
+"""Every claim of the chapter, in the scorecard's order: the settings (of
+:data:`fedlib.papers.pfa.experiment.FIGURES`) whose runs it reads, the statement, and
+the paper's value."""
+
+
+def evaluate(runs: pd.DataFrame, scale: str, k: int,
+             not_stored: Mapping[str, str] | None = None) -> list[Claim]:
     """Every claim of the PFA chapter at this tier.
 
     Parameters
@@ -218,54 +280,114 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
     k
         Projection dimension of Figures 3, 4 and 8 (for the uplink count at the
         paper's setting).
+    not_stored
+        Settings whose runs are left out because they are not all stored, with the
+        reason (:func:`fedlib.sweeps.run_parts`): the claims that read them are not run.
     """
+    not_stored = dict(not_stored or {})
     final = final_accuracy(runs)
+    verdicts: dict[str, tuple[bool | None, str]] = {}
+
+    def readable(*figures: str) -> bool:
+        return not any(f in not_stored for f in figures)
+
+    if readable("fig3"):
+        verdicts.update(_figure_3(runs, final, k))
+    if readable("authors"):
+        verdicts.update(_authors_defaults(final))
+    if readable("fig4"):
+        verdicts.update(_figure_4(final))
+    if readable("fig5"):
+        verdicts["fig5-cifar-imdb"] = fig5_verdict(final)
+    if readable("fig6"):
+        verdicts.update(_figure_6(runs, final))
+    if readable("fig3", "fig8"):
+        verdicts.update(_figure_8(final))
+
     sheet = ClaimSheet("pfa", scale)
-    claim = sheet.add
+    for claim_id, (figures, text, paper_value) in STATEMENTS.items():
+        if claim_id in verdicts:
+            holds, evidence = verdicts[claim_id]
+        else:
+            holds, evidence = None, "; ".join(
+                f"{f}: {not_stored[f]}" for f in figures if f in not_stored)
+        sheet.add(claim_id, holds, text, evidence, paper_value)
+    return sheet.claims
 
-    # Figure 3
+
+def _figure_3(runs: pd.DataFrame, final: pd.DataFrame, k: int
+              ) -> dict[str, tuple[bool | None, str]]:
+    """Figure 3's claims, Figure 7's (uplink bytes of its MNIST runs) and Figure 13's
+    (spectra of its MNIST PFA runs)."""
     panels = [(d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")]
-    table = {(d, m): {a: _acc(final, figure="fig3", dataset=d, model=m, aggregator=a,
-                              projection="public") for a in MAIN_AGGREGATORS}
-             for d, m in panels}
-
-    def fmt(d: str, m: str) -> str:
-        t = table[(d, m)]
-        return f"{d}-{m}: " + ", ".join(f"{LABELS[a]} {t[a]:.3f}" for a in MAIN_AGGREGATORS)
-
-    evidence = "; ".join(fmt(d, m) for d, m in panels)
+    table = _figure_3_table(final)
+    evidence = "; ".join(f"{d}-{m}: " + ", ".join(f"{LABELS[a]} {table[(d, m)][a]:.3f}"
+                                                  for a in MAIN_AGGREGATORS)
+                         for d, m in panels)
     ordering = [max(t["pfa"], t["pfa+"]) > t["weiavg"] > max(t["fedavg"], t["minimum"]) - 0.01
                 for t in table.values()]
-    claim("fig3-ordering", all(ordering),
-          "PFA and PFA+ beat WeiAvg, which beats FedAvg and Minimum, in all four panels "
-          "(final accuracy, MNIST/FMNIST x LogR/CNN, IID, MixGauss1)", evidence,
-          "PFA ~ PFA+ > WeiAvg > FedAvg ~ Minimum")
     pfa_close = [abs(t["pfa"] - t["pfa+"]) <= 0.03 for t in table.values()]
-    claim("fig3-pfa-plus-matches-pfa", all(pfa_close),
-          "PFA+ is as accurate as PFA (within 3 points) in all four panels",
-          "; ".join(f"{d}-{m}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}"
-                    for (d, m), t in table.items()), "PFA ~ PFA+")
     fedavg_cnn = table[("mnist", "cnn")]["fedavg"]
-    claim("fig3-fedavg-near-chance", fedavg_cnn < 0.2,
-          "FedAvg under heterogeneous DP stays near chance (0.1) on MNIST-CNN",
-          f"FedAvg final accuracy on MNIST-CNN {fedavg_cnn:.3f}", "near 0.1")
     below = [max(v for a, v in t.items() if a != "np-fedavg") <= t["np-fedavg"] + 0.005
              for t in table.values()]
-    claim("fig3-below-nonprivate", all(below),
-          "every private method stays below NP-FedAvg in all four panels", evidence)
+    verdicts: dict[str, tuple[bool | None, str]] = {
+        "fig3-ordering": (all(ordering), evidence),
+        "fig3-pfa-plus-matches-pfa": (all(pfa_close), "; ".join(
+            f"{d}-{m}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}"
+            for (d, m), t in table.items())),
+        "fig3-fedavg-near-chance": (fedavg_cnn < 0.2,
+                                    f"FedAvg final accuracy on MNIST-CNN {fedavg_cnn:.3f}"),
+        "fig3-below-nonprivate": (all(below), evidence),
+    }
 
-    # Figure 3's ordering at the authors' code's defaults, under either calibration
+    # Figure 7
+    fig3_mnist = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")]
+    totals = fig3_mnist.groupby(["model", "aggregator"])["uplink_bytes"].sum() / 1e6
+    ratios = {m: totals[(m, "pfa+")] / totals[(m, "fedavg")] for m in ("logr", "cnn")}
+    paper_logr = paper_uplink_megabytes("logr", k)
+    paper_cnn = paper_uplink_megabytes("cnn", k)
+    verdicts["fig7-uplink-reduction"] = (
+        all(r < 0.25 for r in ratios.values()),
+        f"this build (M={int(fig3_mnist['n_clients'].iloc[0])}): "
+        f"LogR {totals[('logr', 'pfa+')]:.1f} vs "
+        f"{totals[('logr', 'fedavg')]:.1f} MB, CNN {totals[('cnn', 'pfa+')]:.1f} vs "
+        f"{totals[('cnn', 'fedavg')]:.1f} MB; counted at the paper's setting (M=50, 5 "
+        f"public, 100 rounds, k={k}): LogR {paper_logr['pfa+']:.1f} vs "
+        f"{paper_logr['full']:.1f} MB, CNN {paper_cnn['pfa+']:.1f} vs "
+        f"{paper_cnn['full']:.1f} MB")
+
+    # Figure 13
+    spectra = spectrum_table(runs)
+    if spectra.empty:
+        verdicts["fig13-few-directions"] = (None, "no spectrum recorded")
+    else:
+        top = spectra.groupby(["model", "round"])["share"].first()
+        verdicts["fig13-few-directions"] = (
+            bool((top >= 0.5).all()),
+            "share of the largest eigenvalue: " + ", ".join(
+                f"{m} round {r}: {v:.2f}" for (m, r), v in top.items())
+            + f" (with at most {int(spectra['rank'].max())} nonzero eigenvalues: the number "
+            "of public updates in a round minus one)")
+    return verdicts
+
+
+def _figure_3_table(final: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
+    """Final accuracy of every aggregator in Figure 3's four panels."""
+    return {(d, m): {a: _acc(final, figure="fig3", dataset=d, model=m, aggregator=a,
+                             projection="public") for a in MAIN_AGGREGATORS}
+            for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn")}
+
+
+def _authors_defaults(final: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """Figure 3's ordering at the authors' code's defaults, under either calibration."""
     authors = final[final["figure"] == "authors"]
-    for calibration, how in (("closed-form", "with the authors' closed-form noise"),
-                             ("rdp", "with noise calibrated by an exact accountant (RDP)")):
-        claim_id = f"fig3-ordering-authors-{calibration}"
-        text = ("at the authors' code's defaults (MNIST, LogR, M=30 of 2,000 examples, "
-                f"batch 4, lr 0.1) {how}, PFA and PFA+ beat WeiAvg, which beats FedAvg "
-                "(mean over seeds, each budget file and model)")
+    verdicts: dict[str, tuple[bool | None, str]] = {}
+    for calibration in ("closed-form", "rdp"):
         mine = authors[(authors["calibration"] == calibration)
                        & (authors["projection"] == "public")]
         if mine.empty:
-            claim(claim_id, None, text, "the tier runs no such setting")
+            verdicts[f"fig3-ordering-authors-{calibration}"] = (
+                None, "the tier runs no such setting")
             continue
         means = mine.groupby(["model", "distribution", "aggregator"])["accuracy"].mean()
         holds, parts = [], []
@@ -277,11 +399,13 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
         scale_note = (f" ({int(mine['seed'].nunique())} seed(s), "
                       f"{int(mine['rounds'].iloc[0])} rounds of "
                       f"{int(mine['local_steps'].iloc[0])} local steps)")
-        claim(claim_id, all(holds), text, "; ".join(parts) + scale_note,
-              "PFA ~ PFA+ > WeiAvg > FedAvg (the authors' code: PFA about 15-25 points above "
-              "WeiAvg)")
+        verdicts[f"fig3-ordering-authors-{calibration}"] = (
+            all(holds), "; ".join(parts) + scale_note)
+    return verdicts
 
-    # Figure 4
+
+def _figure_4(final: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """Figure 4's claims, on the budget distributions the tier runs."""
     present = [d for d in DISTRIBUTIONS if d in set(final["distribution"][
         final["figure"] == "fig4"])]
     by_dist = {d: {a: _acc(final, figure="fig4", distribution=d, aggregator=a,
@@ -290,31 +414,22 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
     spread = ("mixgauss1", "mixgauss2", "mixgauss4")
     robust = [max(t["pfa"], t["pfa+"]) >= t["weiavg"] and max(t["pfa"], t["pfa+"]) > t["fedavg"]
               for d, t in by_dist.items() if d in spread]
-    ev4 = "; ".join(f"{d}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}, WeiAvg {t['weiavg']:.3f}, "
-                    f"FedAvg {t['fedavg']:.3f}" for d, t in by_dist.items())
-    claim("fig4-pfa-robust", all(robust),
-          "under the spread-out mixtures (MixGauss1, 2, 4) PFA/PFA+ are at least as accurate "
-          "as WeiAvg and above FedAvg", ev4, "PFA/PFA+ robust across distributions")
+    evidence = "; ".join(f"{d}: PFA {t['pfa']:.3f}, PFA+ {t['pfa+']:.3f}, WeiAvg "
+                         f"{t['weiavg']:.3f}, FedAvg {t['fedavg']:.3f}"
+                         for d, t in by_dist.items())
     similar = [max(t[a] for a in ("fedavg", "weiavg", "pfa", "pfa+"))
                - min(t[a] for a in ("fedavg", "weiavg", "pfa", "pfa+")) <= 0.05
                for d, t in by_dist.items() if d in ("uniform", "gauss")]
-    claim("fig4-similar-when-uniform", all(similar),
-          "under Uniform and Gauss budgets FedAvg, WeiAvg, PFA and PFA+ are within 5 points",
-          ev4, "all similar under Uniform/Gauss")
     collapse = [t["fedavg"] < by_dist["uniform"]["fedavg"] - 0.05 for d, t in by_dist.items()
                 if d in spread]
-    claim("fig4-fedavg-collapses", all(collapse),
-          "FedAvg loses more than 5 points from Uniform to each spread-out mixture",
-          "; ".join(f"{d}: FedAvg {by_dist[d]['fedavg']:.3f}" for d in present),
-          "WeiAvg and FedAvg collapse as budgets spread")
+    return {"fig4-pfa-robust": (all(robust), evidence),
+            "fig4-similar-when-uniform": (all(similar), evidence),
+            "fig4-fedavg-collapses": (all(collapse), "; ".join(
+                f"{d}: FedAvg {by_dist[d]['fedavg']:.3f}" for d in present))}
 
-    # Figure 5: paper tier only
-    holds, evidence5 = fig5_verdict(final)
-    claim("fig5-cifar-imdb", holds, "on CIFAR-10 and IMDb (M=50) PFA or PFA+ is at least "
-          "as accurate as WeiAvg and both are more than 5 points above FedAvg", evidence5,
-          "PFA/PFA+ > WeiAvg >> FedAvg")
 
-    # Figure 6
+def _figure_6(runs: pd.DataFrame, final: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """Figure 6's claims: PFA+ against k, and the public subspace against a random one."""
     ks = sorted(set(runs.loc[runs["figure"] == "fig6", "k"]))
     plus = {kk: _acc(final, figure="fig6", aggregator="pfa+", k=kk) for kk in ks}
     pub = {kk: _acc(final, figure="fig6", aggregator="pfa", k=kk, projection="public")
@@ -322,65 +437,35 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int) -> list[Claim]:
     rand = {kk: _acc(final, figure="fig6", aggregator="pfa", k=kk, projection="random")
             for kk in ks}
     best_k = max(plus, key=plus.get)
-    claim("fig6a-small-k-best", best_k <= 5 and plus[min(ks)] > plus[max(ks)],
-          "PFA+ is most accurate at a small k (<= 5) and worse at the largest k",
-          "PFA+ by k: " + ", ".join(f"k={kk}: {v:.3f}" for kk, v in plus.items()),
-          "best near k=1 (~80%), worse for large k")
     small = min(ks)
-    claim("fig6b-random-projection-poor", rand[small] < pub[small] - 0.02,
-          "at small k a random Gaussian subspace is clearly worse (> 2 points) than the "
-          "public clients' subspace",
-          "PFA public vs random: " + ", ".join(f"k={kk}: {pub[kk]:.3f} vs {rand[kk]:.3f}"
-                                               for kk in ks), "random projection poor at small k")
+    return {
+        "fig6a-small-k-best": (
+            best_k <= 5 and plus[min(ks)] > plus[max(ks)],
+            "PFA+ by k: " + ", ".join(f"k={kk}: {v:.3f}" for kk, v in plus.items())),
+        "fig6b-random-projection-poor": (
+            rand[small] < pub[small] - 0.02,
+            "PFA public vs random: " + ", ".join(f"k={kk}: {pub[kk]:.3f} vs {rand[kk]:.3f}"
+                                                 for kk in ks)),
+    }
 
-    # Figure 7
-    fig3_mnist = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")]
-    totals = fig3_mnist.groupby(["model", "aggregator"])["uplink_bytes"].sum() / 1e6
-    ratios = {m: totals[(m, "pfa+")] / totals[(m, "fedavg")] for m in ("logr", "cnn")}
-    paper_logr = paper_uplink_megabytes("logr", k)
-    paper_cnn = paper_uplink_megabytes("cnn", k)
-    claim("fig7-uplink-reduction", all(r < 0.25 for r in ratios.values()),
-          "PFA+ sends less than a quarter of the uplink bytes of the full-update methods",
-          f"this build (M={int(runs['n_clients'].iloc[0])}): "
-          f"LogR {totals[('logr', 'pfa+')]:.1f} vs "
-          f"{totals[('logr', 'fedavg')]:.1f} MB, CNN {totals[('cnn', 'pfa+')]:.1f} vs "
-          f"{totals[('cnn', 'fedavg')]:.1f} MB; counted at the paper's setting (M=50, 5 "
-          f"public, 100 rounds, k={k}): LogR {paper_logr['pfa+']:.1f} vs "
-          f"{paper_logr['full']:.1f} MB, CNN {paper_cnn['pfa+']:.1f} vs "
-          f"{paper_cnn['full']:.1f} MB", "LogR ~12 vs ~113 MB; CNN ~40 vs ~377 MB")
 
-    # Figure 8
+def _figure_8(final: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """Figure 8's claims (non-IID MNIST, against Figure 3's IID runs)."""
+    table = _figure_3_table(final)
     noniid = {m: {a: _acc(final, figure="fig8", model=m, aggregator=a, projection="public")
                   for a in MAIN_AGGREGATORS} for m in ("logr", "cnn")}
     lower = [noniid[m]["pfa"] < table[("mnist", m)]["pfa"] for m in ("logr", "cnn")]
-    claim("fig8-noniid-lower", all(lower),
-          "non-IID data lowers PFA's accuracy on MNIST (LogR and CNN)",
-          "; ".join(f"{m}: IID {table[('mnist', m)]['pfa']:.3f}, non-IID {noniid[m]['pfa']:.3f}"
-                    for m in ("logr", "cnn")), "lower accuracy under non-IID")
     private = ("fedavg", "weiavg", "pfa", "pfa+", "minimum")
     best = [max(private, key=lambda a, m=m: noniid[m][a]) in ("pfa", "pfa+")
             for m in ("logr", "cnn")]
-    claim("fig8-pfa-best", all(best),
-          "PFA or PFA+ is the most accurate heterogeneous-DP method under non-IID data",
-          "; ".join(f"{m}: " + ", ".join(f"{LABELS[a]} {noniid[m][a]:.3f}" for a in private)
-                    for m in ("logr", "cnn")), "PFA still best in most cases")
-
-    # Figure 13
-    spectra = spectrum_table(runs)
-    if spectra.empty:
-        claim("fig13-few-directions", None, "the public updates' spectrum is dominated by a few "
-              "directions", "no spectrum recorded")
-    else:
-        top = spectra.groupby(["model", "round"])["share"].first()
-        claim("fig13-few-directions", bool((top >= 0.5).all()),
-              "the largest eigenvalue of the public updates' centred covariance carries at "
-              "least half of its variance",
-              "share of the largest eigenvalue: " + ", ".join(
-                  f"{m} round {r}: {v:.2f}" for (m, r), v in top.items())
-              + f" (with at most {int(spectra['rank'].max())} nonzero eigenvalues: the number "
-              "of public updates in a round minus one)",
-              "spectrum dominated by a few directions")
-    return sheet.claims
+    return {
+        "fig8-noniid-lower": (all(lower), "; ".join(
+            f"{m}: IID {table[('mnist', m)]['pfa']:.3f}, non-IID {noniid[m]['pfa']:.3f}"
+            for m in ("logr", "cnn"))),
+        "fig8-pfa-best": (all(best), "; ".join(
+            f"{m}: " + ", ".join(f"{LABELS[a]} {noniid[m][a]:.3f}" for a in private)
+            for m in ("logr", "cnn"))),
+    }
 
 
 def fig5_verdict(final: pd.DataFrame) -> tuple[bool | None, str]:

@@ -75,10 +75,16 @@ def figure_5(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     return accuracy_panels(fig5, list(FIG5_SETTINGS), "IID, M=50", order)
 
 
-def show_figure_5(curves: pd.DataFrame, scale: str, order: Sequence[str] = ORDER) -> None:
-    """Show :func:`figure_5` and its caption, or say that Figure 5 was not run."""
+def show_figure_5(curves: pd.DataFrame, scale: str, left_out: str | None = None,
+                  order: Sequence[str] = ORDER) -> None:
+    """Show :func:`figure_5` and its caption, or say why it is not shown: its runs were
+    left out as not all stored (``left_out``, the reason), or the tier does not run it."""
     from IPython.display import Markdown, display
 
+    if left_out is not None:
+        display(Markdown(f"Not drawn: the runs of Figure 5 are not all stored at this tier "
+                         f"({left_out}), and its claim is reported as not run."))
+        return
     if curves[curves["figure"] == "fig5"].empty:
         display(Markdown(
             f"Not run at the `{scale}` tier: Figure 5 (CIFAR-10 with a 4-layer CNN, IMDb with "

@@ -154,6 +154,24 @@ def test_authors_ordering_is_judged_per_calibration():
     assert {c.status for c in no_authors if "authors" in c.claim_id} == {"NOT-RUN"}
 
 
+def test_claims_of_settings_left_out_are_not_run_and_the_others_unchanged():
+    everything = {c.claim_id: c for c in pfa_claims.evaluate(_runs(), "smoke", 1)}
+    reason = "3 of 14 runs of pfa-heterogeneous are neither cached nor published"
+    partial = pfa_claims.evaluate(_runs().query("figure not in ['fig4', 'fig8']"), "smoke", 1,
+                                  {"fig4": reason, "fig8": reason})
+    assert [c.claim_id for c in partial] == CLAIM_IDS
+    left_out = {c.claim_id for c in partial if c.claim_id.startswith(("fig4", "fig8"))}
+    assert len(left_out) == 5
+    for claim in partial:
+        if claim.claim_id in left_out:
+            assert claim.status == "NOT-RUN"
+            assert claim.evidence.endswith(f"fig8: {reason}" if "fig8" in claim.claim_id
+                                           else f"fig4: {reason}")
+            assert claim.text == everything[claim.claim_id].text
+        else:
+            assert claim == everything[claim.claim_id]
+
+
 def test_accuracy_curves_keep_evaluated_rounds_with_method_names():
     runs = pd.DataFrame({"run_key": ["a", "a", "a"], "round": [0, 1, 2],
                          "accuracy": [0.1, np.nan, 0.3], "aggregator": ["pfa+"] * 3})
