@@ -225,7 +225,7 @@ show_claims(claims)
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(claims)
+chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
 
 # %% [markdown]
 # ### Reading the verdicts
