@@ -245,7 +245,7 @@ def glue_figure_of_parts(name: str, parts: Sequence[str], left_out: dict[str, st
     """:func:`glue_figure` of ``draw()``, or, when a part of the chapter that the figure
     reads was left out (``left_out``, from :func:`fedlib.sweeps.run_parts`), a note in its
     place saying which runs are missing (nothing is drawn from part of the runs)."""
-    missing = [f"{part} ({left_out[part]})" for part in parts if part in left_out]
+    missing = [f"`{part}` ({left_out[part]})" for part in parts if part in left_out]
     if not missing:
         glue_figure(name, draw())
         return
