@@ -59,6 +59,14 @@ TIER_NOTES = {
         "the mean over seeds below WeiAvg. With the authors' LogR the mean still holds. The "
         "authors' code fails at seed 1 too (below): their PFA ends 18 points below their "
         "WeiAvg on MixGauss2 (0.08 against 0.27).",
+    "fig6b-random-projection-poor":
+        "the projected private mean carries about 8% of the aggregate's weight on "
+        "MixGauss1 (27 budgets near 0.1 against 3 near 10), so the subspace it is projected "
+        "on moves the final accuracy about as much as the noise does. At the quick tier the "
+        "public subspace is ahead at k = 1 by 3.0 points (0.703 against 0.673), which "
+        "passes the 2-point margin, but behind at k = 2 by 2.2; at the paper tier the two "
+        "are within 1.9 points at every k and the random subspace is ahead at k = 1 "
+        "(0.779 against 0.770). Neither tier shows the paper's clear gap at small k.",
 }
 """Why a claim's verdict differs between the quick and the paper tier (for
 :meth:`fedlib.chapter.Chapter.compare_tiers`)."""
