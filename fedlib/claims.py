@@ -220,7 +220,8 @@ STORED_FOLDER = "published"
 def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
     """The claims of :data:`STORED_TIER` rendered from stored runs, for every paper of
     ``main`` (the build's own claims, of another tier): its claims file in
-    ``folder/published/``, or, where that tier's runs are not all published
+    ``folder/published/`` (with each claim of ``main`` that tier does not evaluate as
+    NOT-RUN, saying so), or, where that tier's runs are not all published
     (``<paper>.missing`` says how many are missing) or it was not rendered, each claim of
     ``main`` as NOT-RUN saying why. Empty when the build rendered no stored tier (no
     such folder) and for papers whose claims in ``main`` are of that tier already."""
@@ -234,7 +235,15 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
             continue
         path, marker = folder / f"{paper}.json", folder / f"{paper}.missing"
         if path.is_file():
-            claims.extend(Claim(**item) for item in json.loads(path.read_text()))
+            stored = [Claim(**item) for item in json.loads(path.read_text())]
+            ids = {c.claim_id for c in stored}
+            claims.extend(stored)
+            claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
+                                text=c.text, evidence=f"not evaluated at the {STORED_TIER} "
+                                "tier: its grid, named in the chapter, leaves out the "
+                                "setting this claim reads", paper_value=c.paper_value,
+                                scale=STORED_TIER)
+                          for c in mine if c.claim_id not in ids)
             continue
         reason = (f"the {STORED_TIER} tier is not published: {marker.read_text().strip()}"
                   if marker.is_file() else

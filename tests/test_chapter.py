@@ -82,5 +82,6 @@ def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Pa
                                    "verdict (paper)", "measured (paper)", "flips", "paper"]
     assert table.iloc[0][["verdict (quick)", "verdict (paper)", "flips"]].tolist() == [
         "HOLDS", "FAILS", "yes"]
-    # A claim the paper tier does not have is left blank there, not invented.
-    assert table.iloc[1]["flips"] == "" and table.isna().iloc[1]["verdict (paper)"]
+    # A claim the paper tier does not evaluate is not run there, and says so.
+    assert table.iloc[1][["verdict (paper)", "flips"]].tolist() == ["NOT-RUN", ""]
+    assert table.iloc[1]["measured (paper)"].startswith("not evaluated at the paper tier")

@@ -188,8 +188,7 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     published.mkdir()
     sheet = ClaimSheet("pfa", "paper")
     sheet.add("a", False, "pfa first claim", "0.5 at the paper's scale")
-    sheet.add("b", True, "pfa second claim", "2.5")
-    sheet.add("c", None, "pfa third claim", "no data")
+    sheet.add("b", True, "pfa second claim", "2.5")  # "c" is not evaluated at this tier
     write_claims(published / "pfa.json", sheet.claims)
     (published / "padpfl.missing").write_text("12 of 40 runs of padpfl are neither cached nor "
                                               "published\n")
@@ -205,6 +204,9 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     assert {c.evidence for c in padpfl_paper} == {
         "the paper tier is not published: 12 of 40 runs of padpfl are neither cached nor "
         "published"}
+    pfa_c = next(c for c in both if (c.paper, c.claim_id, c.scale) == ("pfa", "c", "paper"))
+    assert (pfa_c.status, pfa_c.text) == ("NOT-RUN", "pfa third claim")
+    assert pfa_c.evidence.startswith("not evaluated at the paper tier: its grid")
     assert {c.evidence for c in both if c.paper == "ppsgd" and c.scale == "paper"} == {
         "the paper tier was not rendered in this build"}
     page = scorecard_markdown(both)
