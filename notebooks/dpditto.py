@@ -262,7 +262,7 @@ show_claims(claims)
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(claims)
+chapter.compare_tiers(claims, dc.TIER_NOTES)
 
 # %%
 chapter.close()
