@@ -240,7 +240,7 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
             claims.extend(stored)
             claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
                                 text=c.text, evidence=f"not evaluated at the {STORED_TIER} "
-                                "tier: its grid, named in the chapter, leaves out the "
+                                "tier: its grid (named in the chapter) does not run the "
                                 "setting this claim reads", paper_value=c.paper_value,
                                 scale=STORED_TIER)
                           for c in mine if c.claim_id not in ids)
