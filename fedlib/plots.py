@@ -240,21 +240,30 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
     plt.close(figure)
 
 
+def left_out_note(parts: Sequence[str], left_out: dict[str, str]) -> str | None:
+    """What a chapter shows in place of something that reads ``parts`` when some were left
+    out (``left_out``, from :func:`fedlib.sweeps.run_parts`): which, and why; None when
+    none was."""
+    missing = [f"`{part}` ({left_out[part]})" for part in parts if part in left_out]
+    if not missing:
+        return None
+    return ("Not drawn: the runs of " + "; ".join(missing) + " are not all stored at this "
+            "tier, and the claims that read them are reported as not run.")
+
+
 def glue_figure_of_parts(name: str, parts: Sequence[str], left_out: dict[str, str],
                          draw: Callable[[], plt.Figure]) -> None:
     """:func:`glue_figure` of ``draw()``, or, when a part of the chapter that the figure
-    reads was left out (``left_out``, from :func:`fedlib.sweeps.run_parts`), a note in its
-    place saying which runs are missing (nothing is drawn from part of the runs)."""
-    missing = [f"`{part}` ({left_out[part]})" for part in parts if part in left_out]
-    if not missing:
+    reads was left out, :func:`left_out_note` in its place (nothing is drawn from part of
+    the runs)."""
+    note = left_out_note(parts, left_out)
+    if note is None:
         glue_figure(name, draw())
         return
     from IPython.display import Markdown
     from myst_nb import glue
 
-    glue(name, Markdown("Not drawn: the runs of " + "; ".join(missing) + " are not all "
-                        "stored at this tier, and the claims that read them are reported "
-                        "as not run."), display=False)
+    glue(name, Markdown(note), display=False)
 
 
 def glue_claims_table(name: str, claims: Sequence, other_tiers: Sequence = ()) -> pd.DataFrame:

@@ -54,7 +54,7 @@ from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
-from fedlib.plots import glue_figure_of_parts
+from fedlib.plots import glue_figure_of_parts, left_out_note
 from fedlib.published import provenance_line, stored_runs
 from fedlib.sweeps import run_parts
 
@@ -128,7 +128,7 @@ glue_figure_of_parts("pfa_fig4", ["fig4"], left_out, lambda: pfa_figures.figure_
 # ## Figure 5: CIFAR-10 and IMDb (paper tier)
 
 # %%
-pfa_figures.show_figure_5(curves, scale, left_out.get("fig5"))
+pfa_figures.show_figure_5(curves, scale, left_out)
 
 # %% [markdown]
 # ## Figure 6: the projection dimension, and where the subspace comes from
@@ -285,8 +285,7 @@ display(Markdown("Our runs at the authors' 100 x 100: " + (
     provenance_line(pfa.EXPERIMENT, paper_authors["run_key"]) if paper_authors is not None
     else "not published in this checkout (the paper tier computes them).")))
 if "authors" in left_out:
-    display(Markdown(f"The runs of this tier's setting `authors` are not all stored "
-                     f"({left_out['authors']}): no comparison is shown."))
+    display(Markdown(left_out_note(["authors"], left_out)))
 else:
     comparison = pfa_claims.authors_comparison(runs, paper_authors)
     display(pfa_claims.authors_table(comparison))

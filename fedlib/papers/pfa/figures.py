@@ -14,6 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.papers.pfa.experiment import DISTRIBUTIONS, FIG5_SETTINGS, LABELS, MAIN_AGGREGATORS
+from fedlib.plots import left_out_note
 
 ORDER = [LABELS[a] for a in MAIN_AGGREGATORS]
 """The aggregators' names in the order of the legends."""
@@ -75,15 +76,16 @@ def figure_5(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     return accuracy_panels(fig5, list(FIG5_SETTINGS), "IID, M=50", order)
 
 
-def show_figure_5(curves: pd.DataFrame, scale: str, left_out: str | None = None,
+def show_figure_5(curves: pd.DataFrame, scale: str, left_out: dict[str, str] | None = None,
                   order: Sequence[str] = ORDER) -> None:
     """Show :func:`figure_5` and its caption, or say why it is not shown: its runs were
-    left out as not all stored (``left_out``, the reason), or the tier does not run it."""
+    left out as not all stored (``left_out``, from :func:`fedlib.sweeps.run_parts`), or the
+    tier does not run it."""
     from IPython.display import Markdown, display
 
-    if left_out is not None:
-        display(Markdown(f"Not drawn: the runs of Figure 5 are not all stored at this tier "
-                         f"({left_out}), and its claim is reported as not run."))
+    note = left_out_note(["fig5"], left_out or {})
+    if note is not None:
+        display(Markdown(note))
         return
     if curves[curves["figure"] == "fig5"].empty:
         display(Markdown(

@@ -122,10 +122,10 @@ def test_show_figure_5_says_when_it_was_not_run(monkeypatch: pytest.MonkeyPatch)
     assert "CIFAR-10 and IMDb" in shown[1].data
     assert not plt.get_fignums(), "the shown figure is closed"
     shown.clear()
-    figures.show_figure_5(_curves("fig3", figures.FIG3_PANELS), "paper", "14 of 14 runs of "
-                          "pfa-heterogeneous are neither cached nor published")
+    figures.show_figure_5(_curves("fig3", figures.FIG3_PANELS), "paper", {
+        "fig5": "14 of 14 runs of pfa-heterogeneous are neither cached nor published"})
     assert len(shown) == 1 and shown[0].data.startswith(
-        "Not drawn: the runs of Figure 5 are not all stored at this tier (14 of 14 runs")
+        "Not drawn: the runs of `fig5` (14 of 14 runs of pfa-heterogeneous are neither")
 
 
 def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:
