@@ -264,9 +264,9 @@ chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
 # 0.91 under Uniform) while PFA and PFA+ end at 0.25 and 0.16: projecting the private
 # mean onto one direction of the sampled public clients' updates (three at most)
 # throws away most of what 90% of the clients contribute. Under the spread-out
-# mixtures every aggregator but Maximum ends between 0.10 and 0.25, so which of them
-# is "more robust" is decided near chance; the verdicts of Figure 4 are the same at
-# both tiers.
+# mixtures every private aggregator but Maximum ends between about 0.10 and 0.25 (and
+# NP-FedAvg diverges, as on Figure 3's MNIST-CNN panel), so which of them is "more
+# robust" is decided near chance; the verdicts of Figure 4 are the same at both tiers.
 
 # %% [markdown]
 # (pfa-authors-code)=
