@@ -256,9 +256,11 @@ chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
 # tier (80 rounds taken of 100 steps) instead of about 480, so the accountant gives it
 # a noise multiplier of about 20 instead of about 5 (the ledger below), and each round's
 # update sums 100 noisy steps instead of 20: about 8 times the noise per round, for 4
-# times the rounds. Logistic regression still learns; on both CNN panels every private
-# aggregator but Maximum ends far below its quick-tier accuracy (the claims table), so
-# at the paper tier the CNN comparisons are between aggregators that barely learn.
+# times the rounds. Logistic regression still learns; on both CNN panels WeiAvg, PFA
+# and PFA+ climb to about 0.6 within 20 rounds and then fall back as the noisy rounds
+# pile up, so every private aggregator but Maximum ends far below its quick-tier
+# accuracy (the claims table): at the paper tier the CNN comparisons are between
+# aggregators that end near chance.
 # Figure 4 at the paper tier (the CNN) shows both effects at once. Under Uniform and
 # Gauss budgets, where no client is starved of budget, FedAvg and WeiAvg learn (0.78 and
 # 0.91 under Uniform) while PFA and PFA+ end at 0.25 and 0.16: projecting the private

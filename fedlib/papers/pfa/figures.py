@@ -62,7 +62,8 @@ def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
                 order=[d for d in DISTRIBUTIONS if d in set(fig4["distribution"])], ax=ax,
                 errorbar=None)
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=7, ncol=4)
+    ax.legend(fontsize=8, ncol=len(order), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              frameon=False)
     figure.tight_layout()
     return figure
 
