@@ -274,9 +274,10 @@ chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
 # pile up, so every private aggregator but Maximum ends far below its quick-tier
 # accuracy (the claims table): at the paper tier the CNN comparisons are between
 # aggregators that end near chance.
+#
 # Figure 4 at the paper tier (the CNN) shows both effects at once. Under Uniform and
-# Gauss budgets, where no client is starved of budget, FedAvg and WeiAvg learn (0.78 and
-# 0.91 under Uniform) while PFA and PFA+ end at 0.25 and 0.16: projecting the private
+# Gauss budgets, where the budgets are alike, FedAvg and WeiAvg learn (0.78 and 0.91
+# under Uniform) while PFA and PFA+ end at 0.25 and 0.16: projecting the private
 # mean onto one direction of the sampled public clients' updates (three at most)
 # throws away most of what 90% of the clients contribute. Under the spread-out
 # mixtures every private aggregator but Maximum ends between about 0.10 and 0.25 (and
