@@ -24,7 +24,7 @@ from fedlib.claims import (
 )
 from fedlib.papers import paper
 from fedlib.paths import claims_dir as paths_claims_dir
-from fedlib.paths import resolve
+from fedlib.paths import compute_allowed, resolve
 from fedlib.sweeps import record_swept_runs, set_tier_label
 from fedlib.tiers import check_scale
 
@@ -77,8 +77,10 @@ class Chapter:
         from IPython.display import HTML, display
 
         elapsed = time.perf_counter() - self.started
-        times = record_run_time(self.claims_dir.parent / "run_times.json", self.paper,
-                                self.scale, elapsed)
+        times = None
+        if compute_allowed():  # a render from stored runs says nothing of the tier's time
+            times = record_run_time(self.claims_dir.parent / "run_times.json", self.paper,
+                                    self.scale, elapsed)
         display(HTML(provenance_box(self.scale, self.swept)))
         display(HTML(rerun_box(self.paper, self.scale, times)))
 
@@ -116,8 +118,10 @@ def record_run_time(path: Path, paper_id: str, scale: str, seconds: float) -> di
     return record[paper_id]
 
 
-def rerun_box(paper_id: str, scale: str, times: dict[str, float]) -> str:
-    """HTML of the box that closes a chapter: how to rerun it, its parameters, run times."""
+def rerun_box(paper_id: str, scale: str, times: dict[str, float] | None) -> str:
+    """HTML of the box that closes a chapter: how to rerun it, its parameters, and the run
+    times measured by this machine's builds (None: this page was rendered from stored
+    runs, with nothing computed)."""
     from html import escape
 
     from fedlib.execute import parameter_notes
@@ -129,9 +133,13 @@ def rerun_box(paper_id: str, scale: str, times: dict[str, float]) -> str:
         f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(default)}</code></td>"
         f"<td>{escape(meaning)}</td></tr>"
         for name, default, meaning in parameter_notes(PROJECT_ROOT / notebook))
-    measured = ", ".join(
-        f"{tier}: {times[tier]:.0f} s" + (" (this build)" if tier == scale else "")
-        for tier in SCALES if tier in times)
+    if times is None:
+        timing = ("This page was rendered from stored runs, with nothing computed; the CPU "
+                  "time of its runs is given with their provenance above.")
+    else:
+        timing = "Run time measured on the machine that built this page: " + ", ".join(
+            f"{tier}: {times[tier]:.0f} s" + (" (this build)" if tier == scale else "")
+            for tier in SCALES if tier in times) + "."
     return (
         '<div class="admonition rerun"><p class="admonition-title">Rerun this chapter</p>'
         "<p>Everything: <code>make rebuild-all</code> (quick tier) or "
@@ -140,7 +148,7 @@ def rerun_box(paper_id: str, scale: str, times: dict[str, float]) -> str:
         f"-p scale {escape(scale)} -p seed 0</pre>"
         '<table class="parameters"><thead><tr><th>parameter</th><th>default</th>'
         f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>"
-        f"<p>Run time measured on the machine that built this page: {measured}.</p></div>")
+        f"<p>{timing}</p></div>")
 
 
 def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: int,

@@ -85,3 +85,23 @@ def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Pa
     # A claim the paper tier does not evaluate is not run there, and says so.
     assert table.iloc[1][["verdict (paper)", "flips"]].tolist() == ["NOT-RUN", ""]
     assert table.iloc[1]["measured (paper)"].startswith("not evaluated at the paper tier")
+
+
+def test_a_render_from_stored_runs_records_no_run_time(tmp_path: Path, monkeypatch) -> None:
+    """The paper tier rendered from stored runs writes its claims into the claims folder's
+    ``published`` subfolder; its time (a render, not the tier's compute) is not recorded,
+    and nothing but claims lands in the folder the scorecard reads."""
+    display = pytest.importorskip("IPython.display")
+    shown: list[str] = []
+    monkeypatch.setattr(display, "display", lambda item: shown.append(item.data))
+    claims = tmp_path / "claims"
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    open_chapter("padpfl", **{**STANDARD, "scale": "paper"},
+                 claims_dir=claims / "published").close()
+    assert not (claims / "run_times.json").exists()
+    assert "rendered from stored runs, with nothing computed" in shown[-1]
+
+    monkeypatch.setenv("FEDLIB_COMPUTE", "1")
+    open_chapter("padpfl", **STANDARD, claims_dir=claims).close()
+    assert set(json.loads((tmp_path / "run_times.json").read_text())) == {"padpfl"}
+    assert "measured on the machine that built this page: smoke:" in shown[-1]
