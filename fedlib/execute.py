@@ -236,8 +236,9 @@ def write_tier_note(source: str | Path, output: str | Path, text: str) -> None:
 
 def label_tier_page(notebook: str | Path, scale: str) -> None:
     """Make an executed chapter a page of its own beside the chapter at the book's tier:
-    its title names the tier, a note under it says what the page is, and its figure and
-    table labels get a ``<tier>-`` prefix (Sphinx labels are book-wide)."""
+    its title names the tier, a note under it says what the page is, and its labels (of
+    figures, tables and sections) and the references to them get a ``<tier>-`` prefix
+    (Sphinx labels are book-wide)."""
     import re
 
     import nbformat
@@ -247,7 +248,9 @@ def label_tier_page(notebook: str | Path, scale: str) -> None:
     book = nbformat.read(str(notebook), as_version=4)
     markdown = [c for c in book.cells if c.cell_type == "markdown"]
     labels = {name for cell in markdown
-              for name in re.findall(r"^:name:\s*(\S+)\s*$", cell.source, re.MULTILINE)}
+              for name in re.findall(r"^(?::name:\s*(\S+)|\((\S+)\)=)\s*$", cell.source,
+                                     re.MULTILINE)
+              for name in name if name}
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(labels))) + r")(?![\w-])")
     for cell in markdown:
         if labels:

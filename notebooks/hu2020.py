@@ -194,7 +194,7 @@ show_claims(claims)
 # :name: tab-hu2020-claims
 #
 # The claims of Figures 2-5, evaluated on this build's runs. The same verdicts
-# appear on the [scorecard](scorecard).
+# appear on the {doc}`scorecard </generated/scorecard>`.
 # ```
 
 # %% [markdown]

@@ -236,7 +236,7 @@ show_claims(all_claims)
 # :name: tab-padpfl-claims
 #
 # The PADPFL claims, evaluated on this build's runs. The same verdicts appear on
-# the [scorecard](scorecard).
+# the {doc}`scorecard </generated/scorecard>`.
 # ```
 
 # %% [markdown]

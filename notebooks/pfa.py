@@ -226,7 +226,7 @@ show_claims(claims)
 # :name: tab-pfa-claims
 #
 # The PFA claims, evaluated on this build's runs. The same verdicts appear on the
-# [scorecard](scorecard).
+# {doc}`scorecard </generated/scorecard>`.
 # ```
 
 # %% [markdown]

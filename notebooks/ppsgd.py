@@ -396,7 +396,7 @@ chapter.write_claims(all_claims)
 # :name: tab-ppsgd-claims
 #
 # The claims of Figures 1a-1d and 2, evaluated on this build's runs (Stack Overflow:
-# not run). The same verdicts appear on the [scorecard](scorecard).
+# not run). The same verdicts appear on the {doc}`scorecard </generated/scorecard>`.
 # ```
 
 # %% [markdown]

@@ -313,3 +313,24 @@ def test_a_published_config_reads_back_its_non_finite_floats() -> None:
     assert config["gap"] != config["gap"] and config["name"] == "authors"
     assert config["grid"] == [1.0, float("inf")] and config["nested"] == {"eps": float("inf")}
     assert sweeps.run_key(config) == sweeps.run_key(entry["config"])
+
+
+def test_the_tier_page_prefixes_section_labels_and_references_to_them(tmp_path: Path) -> None:
+    import nbformat
+
+    from fedlib.execute import label_tier_page
+
+    book = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A toy chapter\n\n(toy-grid)=\n## The grid"),
+        nbformat.v4.new_markdown_cell("See {ref}`its grid <toy-grid>` and {ref}`toy-grid`; "
+                                      "toy-grid-other and the {doc}`scorecard "
+                                      "</generated/scorecard>` are not labels of it."),
+    ])
+    path = tmp_path / "toy.ipynb"
+    nbformat.write(book, str(path))
+    label_tier_page(path, "paper")
+    first, second = (c.source for c in nbformat.read(str(path), as_version=4).cells)
+    assert "\n(paper-toy-grid)=\n## The grid" in first
+    assert second == ("See {ref}`its grid <paper-toy-grid>` and {ref}`paper-toy-grid`; "
+                      "toy-grid-other and the {doc}`scorecard </generated/scorecard>` are "
+                      "not labels of it.")
