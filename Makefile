@@ -103,9 +103,11 @@ $(GEN)/scorecard.md: $(EXECUTED) $(STAMP)
 $(GEN)/status.md: $(EXECUTED) $(STAMP)
 	$(PY) -m fedlib.status $(GEN) --output $@
 
+# --all reads every page again (seconds: the notebooks are executed already), so a label
+# that moved from one page to another does not linger in Sphinx's saved environment.
 book: $(GEN)/scorecard.md $(GEN)/status.md
 	@mkdir -p $(GEN)/extra/data
-	$(VENV)/bin/jupyter-book build $(BOOK) --warningiserror --keep-going --quiet
+	$(VENV)/bin/jupyter-book build $(BOOK) --all --warningiserror --keep-going --quiet
 	@echo "book: $(BOOK)/_build/html/index.html"
 
 rebuild-all: book
