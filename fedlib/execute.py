@@ -247,10 +247,9 @@ def label_tier_page(notebook: str | Path, scale: str) -> None:
 
     book = nbformat.read(str(notebook), as_version=4)
     markdown = [c for c in book.cells if c.cell_type == "markdown"]
-    labels = {name for cell in markdown
-              for name in re.findall(r"^(?::name:\s*(\S+)|\((\S+)\)=)\s*$", cell.source,
-                                     re.MULTILINE)
-              for name in name if name}
+    definition = re.compile(r"^(?::name:\s*(\S+)|\((\S+)\)=)\s*$", re.MULTILINE)
+    labels = {figure or section for cell in markdown
+              for figure, section in definition.findall(cell.source)}
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(labels))) + r")(?![\w-])")
     for cell in markdown:
         if labels:
