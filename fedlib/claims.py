@@ -8,18 +8,34 @@ the scorecard reads every file there.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from fedlib.papers import PAPER_IDS
 from fedlib.paths import atomic_path
 from fedlib.tiers import SCALES
+from fedlib.verdicts import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    NOT_TESTABLE,
+    STATUSES,
+    Verdict,
+)
 
 PAPERS = PAPER_IDS
-STATUSES = ("HOLDS", "FAILS", "NOT-RUN")
+ORIGINS = ("paper", "companion")
+"""Where a claim comes from: a statement of the paper, or a finding of this companion
+(derived by it, not stated by the paper). The scorecard tallies the paper's claims only."""
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
 @dataclass(frozen=True)
@@ -31,17 +47,25 @@ class Claim:
     paper
         Paper id, one of :data:`PAPERS`.
     claim_id
-        Short id, unique within the paper (e.g. ``fig1a-global-plateau``).
+        Short id, unique within the paper (e.g. ``fig1a-global-plateau``): letters,
+        digits and ``_.+-``.
     status
-        ``HOLDS``, ``FAILS`` or ``NOT-RUN``.
+        One of :data:`fedlib.verdicts.STATUSES`.
     text
         The claim, stated so that it can be checked.
     evidence
-        What was measured (numbers), or why it was not run.
+        What was measured (for a comparison: n, mean, interval and margin), or why it
+        was not run.
     paper_value
         What the paper reports, where it gives a number.
     scale
         Run tier the verdict comes from.
+    origin
+        ``paper`` (a statement of the paper) or ``companion`` (a finding of this
+        companion, listed apart and not tallied).
+    restated
+        For a claim stated differently than before: what it said before and why it
+        changed (empty otherwise).
     """
 
     paper: str
@@ -51,32 +75,37 @@ class Claim:
     evidence: str
     paper_value: str = ""
     scale: str = ""
+    origin: str = "paper"
+    restated: str = ""
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
             raise ValueError(f"unknown paper id {self.paper!r}; valid ids: {', '.join(PAPERS)}")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-        if not self.claim_id or any(c.isspace() for c in self.claim_id):
-            raise ValueError(f"claim_id must be a non-empty word, got {self.claim_id!r}")
-
-
-def verdict(holds: bool) -> str:
-    """``HOLDS`` or ``FAILS``."""
-    return "HOLDS" if holds else "FAILS"
+        if not isinstance(self.claim_id, str) or not _ID.fullmatch(self.claim_id):
+            raise ValueError(f"claim_id must be a word of letters, digits and '_.+-', "
+                             f"got {self.claim_id!r}")
+        if self.origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {ORIGINS}, got {self.origin!r}")
 
 
 class ClaimSheet:
     """The claims of one paper at one tier, added one by one.
 
-    Every paper's ``claims.py`` builds its claims this way, so that a claim has
-    one spelling everywhere: ``holds`` is True (HOLDS), False (FAILS) or None
-    (NOT-RUN: the evidence then says why it was not run).
+    Every paper's ``claims.py`` builds its claims this way, so that a claim has one
+    spelling everywhere:
+
+    - :meth:`judged` records a verdict on noisy runs (:mod:`fedlib.verdicts`: a
+      comparison declared with its margin and read over repeats);
+    - :meth:`exact` records a claim with no randomness in it (a closed form, an
+      accountant's number), decided by a plain True or False;
+    - :meth:`not_run` records a claim that could not be evaluated, saying why.
 
     Examples
     --------
     >>> sheet = ClaimSheet("ppsgd", "quick")
-    >>> _ = sheet.add("fig1a-x", True, "the claim", "what was measured")
+    >>> _ = sheet.exact("fig1a-x", True, "the claim", "what was computed")
     >>> [c.status for c in sheet]
     ['HOLDS']
     """
@@ -88,18 +117,36 @@ class ClaimSheet:
         self.scale = scale
         self.claims: list[Claim] = []
 
-    def add(self, claim_id: str, holds: bool | None, text: str, evidence: str,
-            paper_value: str = "") -> Claim:
-        """Record one claim: ``holds`` True, False or None (not run)."""
-        if holds is not None and not isinstance(holds, bool):
-            holds = bool(holds)  # numpy booleans from comparisons
-        status = "NOT-RUN" if holds is None else verdict(holds)
+    def _record(self, claim_id: str, status: str, text: str, evidence: str,
+                paper_value: str, origin: str, restated: str) -> Claim:
         claim = Claim(paper=self.paper, claim_id=claim_id, status=status, text=text,
-                      evidence=evidence, paper_value=paper_value, scale=self.scale)
+                      evidence=evidence, paper_value=paper_value, scale=self.scale,
+                      origin=origin, restated=restated)
         if any(c.claim_id == claim_id for c in self.claims):
             raise ValueError(f"claim id {claim_id!r} is already on the {self.paper} sheet")
         self.claims.append(claim)
         return claim
+
+    def judged(self, claim_id: str, verdict: Verdict, text: str, *, paper_value: str = "",
+               origin: str = "paper", restated: str = "", context: str = "") -> Claim:
+        """Record a verdict on noisy runs; ``context`` is put before its evidence."""
+        evidence = f"{context}; {verdict.evidence}" if context else verdict.evidence
+        return self._record(claim_id, verdict.status, text, evidence, paper_value, origin,
+                            restated)
+
+    def exact(self, claim_id: str, holds: bool, text: str, evidence: str, *,
+              paper_value: str = "", origin: str = "paper", restated: str = "") -> Claim:
+        """Record a claim with no randomness in it, HOLDS or FAILS by ``holds``."""
+        if not isinstance(holds, bool | np.bool_):
+            raise TypeError(f"holds must be a bool, got {holds!r}")
+        return self._record(claim_id, HOLDS if holds else FAILS, text,
+                            "exact (no randomness): " + evidence, paper_value, origin,
+                            restated)
+
+    def not_run(self, claim_id: str, text: str, reason: str, *, paper_value: str = "",
+                origin: str = "paper", restated: str = "") -> Claim:
+        """Record a claim that could not be evaluated; ``reason`` says why."""
+        return self._record(claim_id, NOT_RUN, text, reason, paper_value, origin, restated)
 
     def extend(self, claims: Iterable[Claim]) -> None:
         """Add claims evaluated elsewhere (they must be of this paper)."""
@@ -116,6 +163,22 @@ class ClaimSheet:
 
     def __len__(self) -> int:
         return len(self.claims)
+
+
+def verdict_changes(claims: Sequence[Claim], changes: dict[str, str]) -> str:
+    """Markdown for a chapter: every claim whose verdict or statement changed when the
+    claims were judged over repeats with declared margins (``changes``: claim id -> from
+    what verdict, to what, and why), and every restated claim's note. Refuses notes on
+    claims the chapter does not have."""
+    ids = {c.claim_id for c in claims}
+    unknown = sorted(set(changes) - ids)
+    if unknown:
+        raise ValueError(f"verdict-change notes name claims the chapter does not have: "
+                         f"{unknown}; use the ids of its claims")
+    lines = [f"- `{c.claim_id}`: {changes[c.claim_id]}" for c in claims if c.claim_id in changes]
+    lines += [f"- `{c.claim_id}` restated: {c.restated}" for c in claims
+              if c.restated and c.claim_id not in changes]
+    return "\n".join(lines) if lines else "No verdict changed."
 
 
 def write_claims(path: Path, claims: Sequence[Claim]) -> None:
@@ -285,18 +348,16 @@ def tier_comparison(claims: Sequence[Claim], stored: Sequence[Claim],
         raise ValueError(f"tier notes name claims the chapter does not have: {unknown}; "
                          "use the ids of its claims")
     tier = claims[0].scale if claims else "this build's"
-    judged = [c for c in stored if c.status != "NOT-RUN"]
+    judged = [c for c in stored if c.status != NOT_RUN]
     if not judged:
         reasons = sorted({c.evidence for c in stored})
         return (f"This build shows no {STORED_TIER}-tier verdict for this chapter: "
                 + "; ".join(reasons) + ".")
     groups = [g for g in by_claim([*claims, *stored]) if len(g) > 1]
-    both = [g for g in groups if all(c.status != "NOT-RUN" for c in g)]
+    both = [g for g in groups if all(c.status != NOT_RUN for c in g)]
     flips = [g for g in both if flipped(g)]
-    counts = {s: sum(c.status == s for c in stored) for s in STATUSES}
-    lines = [f"At the {STORED_TIER} tier {counts['HOLDS']} claims hold, {counts['FAILS']} "
-             f"fail and {counts['NOT-RUN']} are not run. Of the {len(both)} claims judged "
-             f"at both tiers, the {tier} and the {STORED_TIER} tier agree on "
+    lines = [f"At the {STORED_TIER} tier: {counts_text(stored)}. Of the {len(both)} claims "
+             f"judged at both tiers, the {tier} and the {STORED_TIER} tier agree on "
              f"{len(both) - len(flips)}"
              + (", so scale decides none of their verdicts." if not flips else
                 "; these flip:")]
@@ -315,26 +376,65 @@ def _tiers(claims: Sequence[Claim]) -> list[str]:
                                                             if s in SCALES else 0, s))
 
 
+WORDS = {HOLDS: "hold", FAILS: "fail", INCONCLUSIVE: "inconclusive",
+         NOT_TESTABLE: "not testable", NOT_RUN: "not run"}
+"""How a count of claims of each status reads in a sentence."""
+
+
+def counts_text(claims: Iterable[Claim]) -> str:
+    """``12 hold, 3 fail, 4 inconclusive, 2 not testable, 1 not run``."""
+    claims = list(claims)
+    return ", ".join(f"{sum(c.status == s for c in claims)} {WORDS[s]}" for s in STATUSES)
+
+
+def paper_claims(claims: Iterable[Claim]) -> list[Claim]:
+    """The claims the papers make (the scorecard's tallies count only these)."""
+    return [c for c in claims if c.origin == "paper"]
+
+
 def summary(claims: Iterable[Claim]) -> str:
-    """Counts per tier: ``claims at quick: 28 hold, 33 fail, 7 not run``."""
+    """Counts of the papers' claims per tier (``paper claims at quick: 28 hold, ...``),
+    then how many findings of the companion there are."""
     claims = list(claims)
     if not claims:
         return "claims: none"
-    parts = []
-    for tier in _tiers(claims):
-        at = [c for c in claims if c.scale == tier]
-        counts = {s: sum(c.status == s for c in at) for s in STATUSES}
-        parts.append(f"claims at {tier or 'an unnamed tier'}: {counts['HOLDS']} hold, "
-                     f"{counts['FAILS']} fail, {counts['NOT-RUN']} not run")
+    papers = paper_claims(claims)
+    parts = [f"paper claims at {tier or 'an unnamed tier'}: "
+             + counts_text(c for c in papers if c.scale == tier) for tier in _tiers(papers)]
+    findings = len({(c.paper, c.claim_id) for c in claims if c.origin == "companion"})
+    if findings:
+        parts.append(f"{findings} findings of the companion (not tallied)")
     return "; ".join(parts)
+
+
+def aligned_tiers(claims: Sequence[Claim]) -> list[Claim]:
+    """``claims`` with every claim present at every tier of its paper: where one tier
+    evaluates a claim and another does not, the other gets it as NOT-RUN saying so, so
+    that every tier tallies the same set."""
+    out = list(claims)
+    for paper in PAPERS:
+        mine = [c for c in claims if c.paper == paper]
+        tiers = _tiers(mine)
+        for group in by_claim(mine):
+            have = {c.scale for c in group}
+            first = group[0]
+            out.extend(Claim(paper=paper, claim_id=first.claim_id, status=NOT_RUN,
+                             text=first.text, evidence=f"not evaluated at the {tier} tier: "
+                             "its chapter does not read this claim there",
+                             paper_value=first.paper_value, scale=tier, origin=first.origin,
+                             restated=first.restated)
+                       for tier in tiers if tier not in have)
+    return out
 
 
 def scorecard_text(claims: Sequence[Claim]) -> str:
     """One line per claim and tier, ``<paper> <claim-id> <tier> <status> <text>`` (the
-    tiers of a claim together), then the counts per tier and the claims whose verdict
-    flips between tiers."""
+    tiers of a claim together; a finding of the companion says so before its text), then
+    the counts of the papers' claims per tier and the claims whose verdict flips between
+    tiers."""
     groups = by_claim(claims)
-    lines = [f"{c.paper} {c.claim_id} {c.scale or '-'} {c.status} {c.text}"
+    lines = [f"{c.paper} {c.claim_id} {c.scale or '-'} {c.status} "
+             + ("[companion finding] " if c.origin == "companion" else "") + c.text
              for group in groups for c in group]
     lines.append(summary(claims))
     flips = [f"{g[0].paper} {g[0].claim_id}" for g in groups if flipped(g)]
@@ -352,7 +452,8 @@ def _html(text: str) -> str:
             .replace("\n", " "))
 
 
-_BADGE = {"HOLDS": "holds", "FAILS": "fails", "NOT-RUN": "not-run"}
+_BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive",
+          NOT_TESTABLE: "not-testable", NOT_RUN: "not-run"}
 
 
 def chapter_labels(notebook: Path) -> set[str]:
@@ -389,18 +490,65 @@ def claim_anchor(claim: Claim, labels: set[str]) -> str:
     return f"tab-{claim.paper}-claims"
 
 
+STATUS_MEANINGS = {
+    HOLDS: "the interval of the compared difference clears the claim's margin on the "
+           "claimed side (or an exact computation agrees)",
+    FAILS: "the interval excludes the difference the claim needs: the arms tie within the "
+           "margin or the other arm is ahead (or an exact computation disagrees)",
+    INCONCLUSIVE: "the interval contains the margin: the difference is inside the "
+                  "run-to-run uncertainty",
+    NOT_TESTABLE: "every compared arm is within noise of a trivial baseline (chance, the "
+                  "majority class, the starting loss), or the optimum sits on an open edge "
+                  "of its grid",
+    NOT_RUN: "no runs, or one repeat only: the evidence says which",
+}
+"""What each status means, for the pages that show them."""
+
+
+def _badges(group: Sequence[Claim]) -> str:
+    return " ".join(f'<span class="verdict {_BADGE[x.status]}">{x.status}</span>'
+                    + (f'<span class="tier">{_html(x.scale)}</span>' if x.scale else "")
+                    for x in group)
+
+
+def _claim_card(group: Sequence[Claim], href: str) -> str:
+    """One claim as a block: the claim in words at full width, a badge per tier, and its
+    evidence folded."""
+    c = group[0]
+    flip = ' <span class="flip">flips between tiers</span>' if flipped(group) else ""
+    evidence = "".join(f"<p><strong>{_html(x.scale or 'evidence')}:</strong> "
+                       f"{_html(x.evidence)}</p>" for x in group)
+    if c.paper_value:
+        evidence += f"<p><em>The paper:</em> {_html(c.paper_value)}</p>"
+    if c.restated:
+        evidence += f"<p><em>Restated:</em> {_html(c.restated)}</p>"
+    statuses = " ".join(sorted({_BADGE[x.status] for x in group}))
+    return (f'<div class="claim" id="claim-{c.paper}-{c.claim_id}" data-paper="{c.paper}" '
+            f'data-statuses="{statuses}"><p class="claim-text">{_html(c.text)}</p>'
+            f'<p class="claim-verdicts">{_badges(group)}{flip} <a class="claim-id" '
+            f'href="{href}"><code>{_html(c.claim_id)}</code></a></p>'
+            f"<details><summary>evidence</summary>{evidence}</details></div>")
+
+
 def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str:
-    """The scorecard as a MyST page: the summary figure, then one compact table per paper
-    (claim, verdict badge, the claim in one line, a link to where the chapter shows
-    it), each row's evidence in an expandable line."""
+    """The scorecard as a MyST page: what the statuses mean, the summary figure, then per
+    paper one block per claim (the claim, a badge per tier, a link to where the chapter
+    shows it, the evidence folded), the companion's own findings apart."""
     from fedlib.papers import PAPERS as ENTRIES
 
     lines = [
         "# Scorecard",
         "",
         "Every claim the chapters check, evaluated in code on the last build. A claim that "
-        "does not hold is listed as failing, with what was measured; open a row's evidence "
-        "to see the numbers.",
+        "compares methods or settings is declared before any result is read (the quantity, "
+        "the direction and a margin that means something in the paper's terms) and judged "
+        "on the mean over repeats with its 95% interval; open a claim's evidence for the "
+        "numbers. The statuses:",
+        "",
+        *[f"- **{s}**: {meaning}." for s, meaning in STATUS_MEANINGS.items()],
+        "",
+        "The tallies count the papers' claims only, the same set at every tier; the "
+        "companion's own findings are listed apart under each paper.",
         "",
         f"**{summary(claims)}.**",
         "",
@@ -409,53 +557,37 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
         lines.append("No chapter has written claims yet.")
         return "\n".join(lines) + "\n"
     lines += ["```{figure} scorecard_summary.png", ":name: fig-scorecard-summary",
-              ":alt: claims that hold, fail and were not run, per paper", "",
-              "Claims per paper and tier: green hold, red fail, grey not run.", "```", ""]
+              ":alt: the papers' claims per status, per paper and tier", "",
+              "The papers' claims per paper and tier, by status.", "```", ""]
     for entry in ENTRIES:
         mine = [c for c in claims if c.paper == entry.id]
         if not mine:
             continue
         labels = chapter_labels(Path(runs) / f"{entry.id}.ipynb") if runs else set()
-        counts = "; ".join(
-            f"{tier}: " + ", ".join(
-                f"{sum(c.status == s and c.scale == tier for c in mine)} {word}"
-                for s, word in zip(STATUSES, ("hold", "fail", "not run"), strict=True))
-            for tier in _tiers(mine))
+        papers = paper_claims(mine)
+        counts = "; ".join(f"{tier}: " + counts_text(c for c in papers if c.scale == tier)
+                           for tier in _tiers(papers))
         groups = by_claim(mine)
         flips = sum(flipped(g) for g in groups)
         lines += [f"## {entry.reference}: {entry.title}", "",
                   f"{counts}" + (f"; {flips} verdict(s) flip between tiers" if flips else "")
-                  + f" ([chapter]({entry.id}.ipynb)).", "",
-                  '<table class="scorecard">',
-                  "<colgroup><col class=\"claim\"><col class=\"verdict\"><col class=\"text\">"
-                  "</colgroup>",
-                  "<thead><tr><th>claim</th><th>verdict per tier</th><th>what is claimed, and "
-                  "what was measured</th></tr></thead>", "<tbody>"]
-        for group in groups:
-            c = group[0]
-            anchor = claim_anchor(c, labels)
-            verdicts = "<br>".join(
-                f'<span class="verdict {_BADGE[x.status]}">{x.status}</span>'
-                + (f' <span class="tier">{_html(x.scale)}</span>' if x.scale else "")
-                for x in group)
-            if flipped(group):
-                verdicts += '<br><span class="flip">flips between tiers</span>'
-            paper = (f"<br><em>paper:</em> {_html(c.paper_value)}" if c.paper_value else "")
-            evidence = "".join(
-                f"<details><summary>evidence{f' ({_html(x.scale)})' if len(group) > 1 else ''}"
-                f"</summary>{_html(x.evidence)}{paper if x is group[-1] else ''}</details>"
-                for x in group)
-            lines.append(
-                f'<tr id="claim-{c.paper}-{c.claim_id}"><td><a href="{entry.id}.html#{anchor}">'
-                f"<code>{_html(c.claim_id)}</code></a></td><td>{verdicts}</td>"
-                f"<td>{_html(c.text)}{evidence}</td></tr>")
-        lines += ["</tbody>", "</table>", ""]
+                  + f" ([chapter]({entry.id}.ipynb)).", ""]
+        for origin, heading in (("paper", ""), ("companion", "Findings of the companion "
+                                                             "(not tallied)")):
+            chosen = [g for g in groups if g[0].origin == origin]
+            if not chosen:
+                continue
+            if heading:
+                lines += [f"### {heading}", ""]
+            lines += ['<div class="scorecard">',
+                      *[_claim_card(g, f"{entry.id}.html#{claim_anchor(g[0], labels)}")
+                        for g in chosen], "</div>", ""]
     return "\n".join(lines) + "\n"
 
 
 def summary_figure(claims: Sequence[Claim], path: Path) -> None:
-    """Horizontal bars per paper and tier: how many claims hold, fail, were not run.
-    Writes the PNG and the counts beside it as CSV."""
+    """Horizontal bars per paper and tier: how many of the paper's claims have each
+    status. Writes the PNG and the counts beside it as CSV."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -467,17 +599,18 @@ def summary_figure(claims: Sequence[Claim], path: Path) -> None:
     rows = []
     for entry in ENTRIES:
         for tier in _tiers([c for c in claims if c.paper == entry.id]):
-            at = [c for c in claims if c.paper == entry.id and c.scale == tier]
+            at = [c for c in paper_claims(claims) if c.paper == entry.id and c.scale == tier]
             rows.append({"paper": entry.reference, "tier": tier,
                          **{s: sum(c.status == s for c in at) for s in STATUSES}})
     table = pd.DataFrame(rows, columns=["paper", "tier", *STATUSES])
     labels = [f"{r.paper} ({r.tier})" for r in table.itertuples()]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * max(len(table), 1) + 0.9))
     left = [0] * len(table)
-    colors = {"HOLDS": "#2e7d32", "FAILS": "#c62828", "NOT-RUN": "#9e9e9e"}
+    colors = {HOLDS: "#2e7d32", FAILS: "#c62828", INCONCLUSIVE: "#ef8f00",
+              NOT_TESTABLE: "#6a5acd", NOT_RUN: "#9e9e9e"}
     for status in STATUSES:
         values = table[status].tolist()
-        ax.barh(labels, values, left=left, color=colors[status], label=status.lower())
+        ax.barh(labels, values, left=left, color=colors[status], label=WORDS[status])
         for y, (x0, width) in enumerate(zip(left, values, strict=True)):
             if width:
                 ax.text(x0 + width / 2, y, str(width), ha="center", va="center",
@@ -485,7 +618,7 @@ def summary_figure(claims: Sequence[Claim], path: Path) -> None:
         left = [a + b for a, b in zip(left, values, strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel("claims")
-    ax.legend(ncols=3, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(ncols=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
@@ -498,32 +631,19 @@ def summary_figure(claims: Sequence[Claim], path: Path) -> None:
 
 
 def landing_summary(claims: Sequence[Claim]) -> str:
-    """The landing page's summary: one line per paper with what holds and what fails."""
+    """The landing page's summary: one line per paper with how many of its claims have
+    each status, per tier (the claims themselves are on the scorecard)."""
     from fedlib.papers import PAPERS as ENTRIES
 
     lines = []
     for entry in ENTRIES:
-        mine = [c for c in claims if c.paper == entry.id]
+        mine = paper_claims(c for c in claims if c.paper == entry.id)
         if not mine:
             continue
-        parts = []
-        for tier in _tiers(mine):
-            at = [c for c in mine if c.scale == tier]
-            held = sum(c.status == "HOLDS" for c in at)
-            failed = [c.claim_id for c in at if c.status == "FAILS"]
-            skipped = sum(c.status == "NOT-RUN" for c in at)
-            if skipped == len(at):
-                parts.append(f"{tier}: not run")
-                continue
-            part = f"{tier}: {held} of {len(at)} claims hold"
-            if failed:
-                part += f" (fail: {', '.join(f'`{i}`' for i in failed)})"
-            if skipped:
-                part += f", {skipped} not run"
-            parts.append(part)
-        parts = [f"**{entry.reference}** ([chapter](generated/{entry.id}.ipynb)): "
-                 + "; ".join(parts)]
-        lines.append("- " + "".join(parts) + ".")
+        parts = [f"{tier}: " + counts_text(c for c in mine if c.scale == tier)
+                 for tier in _tiers(mine)]
+        lines.append(f"- **{entry.reference}** ([chapter](generated/{entry.id}.ipynb)): "
+                     + "; ".join(parts) + ".")
     return "\n".join(lines) + "\n"
 
 
@@ -551,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScorecardError as error:
         print(str(error), file=sys.stderr)
         return 1
-    claims = claims + stored_tier_claims(folder, claims)
+    claims = aligned_tiers(claims + stored_tier_claims(folder, claims))
     if args.markdown:
         with atomic_path(args.markdown) as tmp:
             tmp.write_text(scorecard_markdown(claims, args.runs))

@@ -70,14 +70,17 @@ class PaperGrid:
     cuts: tuple[GridCut, ...]
     full_cpu_hours: float
     cut_cpu_hours: float
+    quick_repeats: tuple[GridCut, ...] = ()
+    """Changes to the quick tier's setup that give its comparisons the repeats a verdict
+    reads (at least three seeds): like a cut, they only plan runs, never change one."""
 
     def tier(self, scale: str, **overrides: Any) -> Any:
         """The setup of a tier, as ``tier_of`` gives it, with the cuts applied at the
-        paper tier (a field set in ``overrides`` keeps the value given)."""
+        paper tier and the repeats at the quick tier (a field set in ``overrides`` keeps
+        the value given)."""
         setup = self.tier_of(scale, **overrides)
-        if scale != "paper":
-            return setup
-        return cut_paper_grid(setup, self.cuts,
+        changes = {"paper": self.cuts, "quick": self.quick_repeats}.get(scale, ())
+        return cut_paper_grid(setup, changes,
                               kept=[name for name, value in overrides.items() if value is not None])
 
     def describe(self) -> str:

@@ -45,8 +45,8 @@ def test_chapter_writes_the_claims_file_the_scorecard_reads(tmp_path: Path) -> N
     assert (tmp_path / "claims").is_dir()
     assert chapter.sweep_args == {"workers": None, "ray_address": None, "progress": False}
     sheet = ClaimSheet("padpfl", "smoke")
-    sheet.add("fig2-a", True, "a claim", "1 < 2")
-    sheet.add("fig3-b", None, "a claim not run", "no data offline")
+    sheet.exact("fig2-a", True, "a claim", "1 < 2")
+    sheet.not_run("fig3-b", "a claim not run", "no data offline")
     chapter.write_claims(sheet.claims)
     stored = json.loads((tmp_path / "claims" / "padpfl.json").read_text())
     assert [c["status"] for c in stored] == ["HOLDS", "NOT-RUN"]
@@ -66,13 +66,13 @@ def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Pa
     published = tmp_path / "claims" / "published"
     published.mkdir(parents=True)
     paper = ClaimSheet("padpfl", "paper")
-    paper.add("fig2-a", False, "a claim", "3 > 2 at the paper's scale")
+    paper.exact("fig2-a", False, "a claim", "3 > 2 at the paper's scale")
     write_claims(published / "padpfl.json", paper.claims)
     chapter = open_chapter("padpfl", **{**STANDARD, "scale": "quick"},
                            claims_dir=tmp_path / "claims")
     sheet = ClaimSheet("padpfl", "quick")
-    sheet.add("fig2-a", True, "a claim", "1 < 2")
-    sheet.add("fig3-b", None, "a claim not run", "no data offline")
+    sheet.exact("fig2-a", True, "a claim", "1 < 2")
+    sheet.not_run("fig3-b", "a claim not run", "no data offline")
     chapter.write_claims(sheet.claims)
     from fedlib.claims import stored_tier_claims
 

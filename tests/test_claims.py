@@ -21,13 +21,25 @@ from fedlib.claims import (
 )
 
 
+def _put(sheet: ClaimSheet, claim_id: str, holds: bool | None, text: str,
+         evidence: str) -> None:
+    """An exact claim (True/False) or one not run (None)."""
+    if holds is None:
+        sheet.not_run(claim_id, text, evidence)
+    else:
+        sheet.exact(claim_id, holds, text, evidence)
+
+
 def _every_paper(folder, scale: str = "quick") -> None:
     for paper in PAPERS:
         sheet = ClaimSheet(paper, scale)
-        sheet.add("a", True, f"{paper} first claim", "1.0")
-        sheet.add("b", paper != "pfa", f"{paper} second claim", "2.0")
-        sheet.add("c", None, f"{paper} third claim", "no data")
+        _put(sheet, "a", True, f"{paper} first claim", "1.0")
+        _put(sheet, "b", paper != "pfa", f"{paper} second claim", "2.0")
+        _put(sheet, "c", None, f"{paper} third claim", "no data")
         write_claims(folder / f"{paper}.json", sheet.claims)
+
+
+COUNTS = "{} hold, {} fail, 0 inconclusive, 0 not testable, {} not run"
 
 
 def _scorecard(*args) -> subprocess.CompletedProcess:
@@ -48,7 +60,8 @@ def test_scorecard_lines_name_the_tier_and_count_per_tier(tmp_path) -> None:
     ]
     assert "pfa z paper HOLDS at scale" in text.splitlines()
     assert text.splitlines()[-1] == (
-        "claims at quick: 8 hold, 0 fail, 4 not run; claims at paper: 1 hold, 0 fail, 0 not run")
+        f"paper claims at quick: {COUNTS.format(8, 0, 4)}; "
+        f"paper claims at paper: {COUNTS.format(1, 0, 0)}")
     page = scorecard_markdown(claims)
     assert 'id="claim-ppsgd-b"' in page and '<span class="verdict holds">HOLDS</span>' in page
     result = _scorecard(tmp_path)
@@ -121,16 +134,29 @@ def test_missing_claims_folder_is_a_clear_error(tmp_path) -> None:
 
 
 def test_a_claim_sheet_spells_every_verdict_one_way() -> None:
+    from fedlib.verdicts import Comparison
+
     sheet = ClaimSheet("dpditto", "smoke")
-    sheet.add("x", True, "t", "e")
-    sheet.add("y", np.bool_(False), "t", "e", paper_value="32.71%")
-    sheet.add("z", None, "t", "not run offline")
+    sheet.exact("x", True, "t", "e")
+    sheet.exact("y", np.bool_(False), "t", "e", paper_value="32.71%")
+    sheet.not_run("z", "t", "not run offline")
+    tie = Comparison("accuracy", "A", "B", "greater", 0.01).judge(
+        {0: 0.5, 1: 0.7, 2: 0.6}, {0: 0.6, 1: 0.5, 2: 0.7})
+    sheet.judged("w", tie, "t", context="MNIST", origin="companion", restated="was: A > B")
     assert [(c.status, c.scale, c.paper) for c in sheet] == [
         ("HOLDS", "smoke", "dpditto"), ("FAILS", "smoke", "dpditto"),
-        ("NOT-RUN", "smoke", "dpditto")]
+        ("NOT-RUN", "smoke", "dpditto"), ("INCONCLUSIVE", "smoke", "dpditto")]
     assert sheet.claims[1].paper_value == "32.71%"
+    assert sheet.claims[0].evidence == "exact (no randomness): e"
+    w = sheet.claims[3]
+    assert w.evidence.startswith("MNIST; the interval contains the margin; claim A - B")
+    assert (w.origin, w.restated) == ("companion", "was: A > B")
     with pytest.raises(ValueError, match="already on the dpditto sheet"):
-        sheet.add("x", False, "t", "e")
+        sheet.exact("x", False, "t", "e")
+    with pytest.raises(TypeError, match="holds must be a bool"):
+        sheet.exact("v", 0.5, "t", "e")
+    with pytest.raises(ValueError, match="origin"):
+        sheet.exact("v", True, "t", "e", origin="reviewer")
     with pytest.raises(ValueError, match="unknown paper id"):
         ClaimSheet("bietti", "quick")
     with pytest.raises(ValueError, match="of paper 'pfa'"):
@@ -165,17 +191,21 @@ def test_scorecard_page_summary_figure_and_landing_lines(tmp_path) -> None:
     _every_paper(tmp_path)
     claims = checked_claims(tmp_path)
     page = scorecard_markdown(claims)
-    assert page.count('<table class="scorecard">') == 5
+    assert page.count('<div class="scorecard">') == 5
     assert '<span class="verdict fails">FAILS</span>' in page  # pfa's second claim
-    assert "<details><summary>evidence</summary>2.0" in page
+    assert ("<details><summary>evidence</summary><p><strong>quick:</strong> exact (no "
+            "randomness): 2.0</p>") in page
+    for status in ("HOLDS", "FAILS", "INCONCLUSIVE", "NOT-TESTABLE", "NOT-RUN"):
+        assert f"- **{status}**: " in page  # what each status means
     summary_figure(claims, tmp_path / "summary.png")
     counts = pd.read_csv(tmp_path / "summary.csv")
     assert counts[["HOLDS", "FAILS", "NOT-RUN"]].sum().tolist() == [9, 1, 5]
     assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
     lines = landing_summary(claims).splitlines()
     assert len(lines) == 5
-    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): quick: 1 of 3 "
-                         "claims hold (fail: `b`), 1 not run.")
+    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): quick: "
+                         f"{COUNTS.format(1, 1, 1)}.")
+    assert "`" not in landing_summary(claims)  # counts, never lists of claim ids
 
 
 def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
@@ -187,8 +217,8 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     published = tmp_path / "published"
     published.mkdir()
     sheet = ClaimSheet("pfa", "paper")
-    sheet.add("a", False, "pfa first claim", "0.5 at the paper's scale")
-    sheet.add("b", True, "pfa second claim", "2.5")  # "c" is not evaluated at this tier
+    _put(sheet, "a", False, "pfa first claim", "0.5 at the paper's scale")
+    _put(sheet, "b", True, "pfa second claim", "2.5")  # "c" is not evaluated at this tier
     write_claims(published / "pfa.json", sheet.claims)
     (published / "padpfl.missing").write_text("12 of 40 runs of padpfl are neither cached nor "
                                               "published\n")
@@ -197,8 +227,8 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     assert text[text.index("pfa a quick HOLDS pfa first claim") + 1] == (
         "pfa a paper FAILS pfa first claim")
     assert "padpfl b paper NOT-RUN padpfl second claim" in text
-    assert text[-2] == ("claims at quick: 9 hold, 1 fail, 5 not run; "
-                        "claims at paper: 1 hold, 1 fail, 13 not run")
+    assert text[-2] == (f"paper claims at quick: {COUNTS.format(9, 1, 5)}; "
+                        f"paper claims at paper: {COUNTS.format(1, 1, 13)}")
     assert text[-1] == "verdicts that flip between tiers: pfa a, pfa b"
     padpfl_paper = [c for c in both if c.paper == "padpfl" and c.scale == "paper"]
     assert {c.evidence for c in padpfl_paper} == {
@@ -212,13 +242,11 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     page = scorecard_markdown(both)
     row = next(line for line in page.splitlines() if 'id="claim-pfa-a"' in line)
     assert row.count('class="verdict') == 2 and "flips between tiers" in row
-    assert "<summary>evidence (paper)</summary>0.5 at the paper&#x27;s scale" in row or (
-        "<summary>evidence (paper)</summary>0.5 at the paper's scale" in row)
-    assert ("quick: 1 hold, 1 fail, 1 not run; paper: 1 hold, 1 fail, 1 not run; "
+    assert "<p><strong>paper:</strong> exact (no randomness): 0.5 at the paper's scale" in row
+    assert (f"quick: {COUNTS.format(1, 1, 1)}; paper: {COUNTS.format(1, 1, 1)}; "
             "2 verdict(s) flip between tiers") in page
     landing = landing_summary(both).splitlines()[-1]
-    assert landing.endswith("quick: 1 of 3 claims hold (fail: `b`), 1 not run; paper: 1 of 3 "
-                            "claims hold (fail: `a`), 1 not run.")
+    assert landing.endswith(f"quick: {COUNTS.format(1, 1, 1)}; paper: {COUNTS.format(1, 1, 1)}.")
     result = _scorecard(tmp_path)
     assert result.returncode == 0 and result.stdout.strip().splitlines() == text
 
@@ -229,15 +257,15 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
     def sheet(scale: str, verdicts: dict[str, bool | None]) -> list[Claim]:
         s = ClaimSheet("pfa", scale)
         for claim_id, holds in verdicts.items():
-            s.add(claim_id, holds, f"claim {claim_id}", "measured" if holds is not None
-                  else "not run: no data")
+            _put(s, claim_id, holds, f"claim {claim_id}", "measured" if holds is not None
+                 else "not run: no data")
         return s.claims
 
     quick = sheet("quick", {"a": True, "b": False, "c": True, "d": None})
     assert tier_comparison(quick, []) == ""
     same = sheet("paper", {"a": True, "b": False, "c": None, "d": None})
     text = tier_comparison(quick, same)
-    assert text.startswith("At the paper tier 1 claims hold, 1 fail and 2 are not run. Of "
+    assert text.startswith(f"At the paper tier: {COUNTS.format(1, 1, 2)}. Of "
                            "the 2 claims judged at both tiers, the quick and the paper tier "
                            "agree on 2, so scale decides none of their verdicts.")
     flips = sheet("paper", {"a": False, "b": True, "c": True, "d": True})
@@ -254,3 +282,59 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
         "published: 3 of 9 runs are missing.")
     with pytest.raises(ValueError, match=r"tier notes name claims .*\['z'\]"):
         tier_comparison(quick, flips, {"z": "no such claim"})
+
+
+def test_the_tallies_count_the_papers_claims_only_the_same_set_at_every_tier(tmp_path
+                                                                          ) -> None:
+    from fedlib.claims import aligned_tiers, landing_summary, summary_figure
+
+    quick, paper = ClaimSheet("pfa", "quick"), ClaimSheet("pfa", "paper")
+    _put(quick, "a", True, "claim a", "1")
+    quick.exact("mine", True, "derived here", "1", origin="companion")
+    _put(paper, "a", False, "claim a", "2")
+    _put(paper, "only-paper", True, "claim read at the paper tier only", "3")
+    claims = aligned_tiers([*quick, *paper])
+    filled = next(c for c in claims if (c.claim_id, c.scale) == ("only-paper", "quick"))
+    assert filled.status == "NOT-RUN" and filled.evidence.startswith(
+        "not evaluated at the quick tier")
+    text = scorecard_text(claims).splitlines()
+    assert text[-2] == (f"paper claims at quick: {COUNTS.format(1, 0, 1)}; paper claims at "
+                        f"paper: {COUNTS.format(1, 1, 0)}; 1 findings of the companion "
+                        "(not tallied)")
+    assert "pfa mine quick HOLDS [companion finding] derived here" in text
+    page = scorecard_markdown(claims)
+    findings = page.index("### Findings of the companion (not tallied)")
+    assert page.index('id="claim-pfa-mine"') > findings > page.index('id="claim-pfa-a"')
+    summary_figure(claims, tmp_path / "s.png")
+    import pandas as pd
+
+    assert pd.read_csv(tmp_path / "s.csv")["HOLDS"].tolist() == [1, 1]  # not the finding
+    assert "1 hold" in landing_summary(claims) and "2 hold" not in landing_summary(claims)
+
+
+@pytest.mark.parametrize("claim_id", ["<script>x</script>", 'a"b', "a b", "", "-a"])
+def test_a_claim_id_with_markup_is_refused(claim_id: str) -> None:
+    with pytest.raises(ValueError, match="claim_id must be a word"):
+        Claim("pfa", claim_id, "HOLDS", "t", "e")
+
+
+def test_claim_text_and_evidence_are_escaped_on_the_scorecard() -> None:
+    claim = Claim("pfa", "a", "HOLDS", "<script>alert(1)</script>", "x < y & <b>",
+                  paper_value="<i>", restated="<img src=x>")
+    page = scorecard_markdown([claim])
+    assert "<script>" not in page and "<b>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_verdict_changes_are_listed_with_restated_claims() -> None:
+    from fedlib.claims import verdict_changes
+
+    sheet = ClaimSheet("padpfl", "quick")
+    sheet.exact("a", True, "t", "e")
+    sheet.exact("b", False, "t", "e", restated="was: against 0-0-1 too")
+    text = verdict_changes(sheet.claims, {"a": "FAILS -> HOLDS: the tie is read over seeds"})
+    assert text.splitlines() == ["- `a`: FAILS -> HOLDS: the tie is read over seeds",
+                                 "- `b` restated: was: against 0-0-1 too"]
+    assert verdict_changes([], {}) == "No verdict changed."
+    with pytest.raises(ValueError, match=r"\['z'\]"):
+        verdict_changes(sheet.claims, {"z": "no such claim"})

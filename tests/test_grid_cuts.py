@@ -114,13 +114,32 @@ def test_the_book_paper_tier_runs_only_configurations_of_the_paper_grid(paper):
 def test_the_cuts_touch_the_paper_tier_only_and_only_the_fields_they_name(paper):
     grid = _module(paper, "paper_tier").PAPER_GRID
     experiment = _module(paper, "experiment")
-    for scale in ("smoke", "quick"):
-        assert grid.tier(scale) == experiment.tier(scale)
-    full, cut = experiment.tier("paper"), grid.tier("paper")
-    named = {c.field.split(".")[0] for c in grid.cuts}
-    for field in fields(full):
-        if field.name not in named:
-            assert getattr(cut, field.name) == getattr(full, field.name), field.name
+    assert grid.tier("smoke") == experiment.tier("smoke")
+    for scale, changes in (("paper", grid.cuts), ("quick", grid.quick_repeats)):
+        full, cut = experiment.tier(scale), grid.tier(scale)
+        named = {c.field.split(".")[0] for c in changes}
+        for field in fields(full):
+            if field.name not in named:
+                assert getattr(cut, field.name) == getattr(full, field.name), field.name
+
+
+def test_quick_repeats_change_the_quick_tier_only() -> None:
+    from dataclasses import dataclass
+
+    from fedlib.grid_cuts import GridCut, PaperGrid
+
+    @dataclass(frozen=True)
+    class Setup:
+        seeds: tuple[int, ...]
+        rounds: int
+
+    tiers = {"smoke": Setup((0,), 2), "quick": Setup((0,), 5), "paper": Setup((0, 1), 9)}
+    grid = PaperGrid(lambda scale, **_: tiers[scale], cuts=(GridCut("rounds", 7, "r"),),
+                     full_cpu_hours=2.0, cut_cpu_hours=1.0,
+                     quick_repeats=(GridCut("seeds", (0, 1, 2), "three seeds"),))
+    assert grid.tier("quick") == Setup((0, 1, 2), 5)
+    assert grid.tier("paper") == Setup((0, 1), 7)
+    assert grid.tier("smoke") == tiers["smoke"]
 
 
 @pytest.mark.parametrize("paper", CUT_PAPERS)

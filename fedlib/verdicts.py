@@ -1,0 +1,330 @@
+"""The verdict vocabulary: how a claim about noisy runs is judged.
+
+A claim that compares arms (methods, settings, budgets) is a statistical statement. It
+is declared before any result is read, as a :class:`Comparison`: the quantity, which arm
+the paper says is larger or smaller, and a margin, the smallest difference that means
+something in the paper's terms. The runs then give, per arm, one value per repeat (seed);
+the verdict reads the mean difference over the repeats and its confidence interval
+(paired across seeds where the arms share them, Welch's otherwise):
+
+``HOLDS``
+    the whole interval lies beyond the margin, on the side the claim states;
+``FAILS``
+    the whole interval lies short of the margin: the difference the claim needs is
+    excluded (the arms tie within the margin, or the other arm is ahead);
+``INCONCLUSIVE``
+    the interval contains the margin: the measured difference is inside the run-to-run
+    uncertainty;
+``NOT-TESTABLE``
+    every compared arm is within noise of a trivial baseline (chance, the majority
+    class, the starting loss), or the quantity sits on an edge of the grid it is chosen
+    from that the grid could extend beyond: ranking noise against noise decides nothing;
+``NOT-RUN``
+    the runs are missing, or too few to measure run-to-run variation (one repeat), so
+    no statement can be made; the evidence says which.
+
+A claim with no randomness in it (a closed form, an accountant's number) is judged
+exactly by the caller and recorded as such (:meth:`fedlib.claims.ClaimSheet.exact`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN = (
+    "HOLDS", "FAILS", "INCONCLUSIVE", "NOT-TESTABLE", "NOT-RUN")
+STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN)
+"""Every status a claim can have, in the order the scorecard lists them."""
+
+LEVEL = 0.95
+"""Confidence level of every interval (two-sided)."""
+
+Values = pd.Series | Mapping[object, float] | Sequence[float] | np.ndarray
+"""One value per repeat. A Series or mapping keyed by seed lets two arms be paired."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` repeats and its two-sided confidence interval (Student's t).
+
+    With one repeat the interval is unbounded: one run says nothing of the spread.
+    ``paired`` says whether a difference was taken seed by seed.
+    """
+
+    n: int
+    mean: float
+    low: float
+    high: float
+    paired: bool = False
+    level: float = LEVEL
+
+    def text(self, digits: int = 3) -> str:
+        """``0.012 [0.004, 0.020] (n=5 paired seeds, 95% interval)``."""
+        if self.n == 0:
+            return "no runs"
+        if self.n == 1 or not math.isfinite(self.low):
+            return f"{self.mean:.{digits}f} (n=1, no interval)"
+        unit = "paired seeds" if self.paired else "runs"
+        return (f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
+                f"(n={self.n} {unit}, {self.level:.0%} interval)")
+
+
+def _as_series(values: Values) -> pd.Series:
+    if isinstance(values, pd.Series):
+        series = values
+    elif isinstance(values, Mapping):
+        series = pd.Series(dict(values), dtype=float)
+    else:
+        series = pd.Series(np.asarray(values, dtype=float))
+    series = series.astype(float)
+    if series.isna().any():
+        missing = list(series.index[series.isna()])
+        raise ValueError(f"values {series.tolist()} hold NaN (at {missing}): a diverged or "
+                         "missing run must be reported, not averaged; drop it explicitly "
+                         "and say so in the claim's evidence")
+    return series
+
+
+def estimate(values: Values, level: float = LEVEL) -> Estimate:
+    """Mean of ``values`` (one per repeat) with its t-interval."""
+    series = _as_series(values)
+    n = len(series)
+    if n == 0:
+        return Estimate(0, math.nan, -math.inf, math.inf, level=level)
+    mean = float(series.mean())
+    if n == 1:
+        return Estimate(1, mean, -math.inf, math.inf, level=level)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * series.std(ddof=1) / math.sqrt(n))
+    return Estimate(n, mean, mean - half, mean + half, level=level)
+
+
+def difference(a: Values, b: Values, level: float = LEVEL) -> Estimate:
+    """Mean of ``a - b`` with its interval.
+
+    Paired seed by seed when both are keyed by seed (a Series or mapping) and share
+    every key; Welch's interval for two independent samples otherwise.
+    """
+    sa, sb = _as_series(a), _as_series(b)
+    keyed = not isinstance(a, Sequence | np.ndarray) and not isinstance(b, Sequence | np.ndarray)
+    if keyed and len(sa) and set(sa.index) == set(sb.index) and sa.index.is_unique:
+        paired = estimate(sa - sb.reindex(sa.index), level)
+        return Estimate(paired.n, paired.mean, paired.low, paired.high, True, level)
+    na, nb = len(sa), len(sb)
+    if na == 0 or nb == 0:
+        return Estimate(0, math.nan, -math.inf, math.inf, level=level)
+    mean = float(sa.mean() - sb.mean())
+    if na < 2 or nb < 2:
+        return Estimate(min(na, nb), mean, -math.inf, math.inf, level=level)
+    va, vb = float(sa.var(ddof=1)) / na, float(sb.var(ddof=1)) / nb
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Estimate(min(na, nb), mean, mean, mean, level=level)
+    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, df) * se)
+    return Estimate(min(na, nb), mean, mean - half, mean + half, level=level)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A status and the evidence behind it (numbers, in one line)."""
+
+    status: str
+    evidence: str
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+
+@dataclass(frozen=True)
+class Trivial:
+    """A trivial baseline the arms must clear for a comparison to mean anything.
+
+    ``value`` is what the trivial predictor scores (chance accuracy 0.1, the majority
+    class's error, the loss at the start); ``higher_is_better`` says which way is better
+    for the quantity; ``tolerance`` is how far above it (in the better direction) an arm
+    must be, beyond its interval, not to count as sitting at it.
+    """
+
+    name: str
+    value: float
+    higher_is_better: bool = True
+    tolerance: float = 0.0
+
+    def at_baseline(self, arm: Estimate) -> bool:
+        """Whether the arm's interval reaches the baseline (or lies on its wrong side)."""
+        if self.higher_is_better:
+            return arm.low <= self.value + self.tolerance
+        return arm.high >= self.value - self.tolerance
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A claim that arm ``a`` is ``direction`` (greater or less) than arm ``b`` in
+    ``quantity`` by more than ``margin``, declared before any result is read.
+
+    ``margin`` (>= 0, in the quantity's units) is the smallest difference that means
+    something in the paper's terms; ``why`` says why that value.
+    """
+
+    quantity: str
+    a: str
+    b: str
+    direction: Literal["greater", "less"]
+    margin: float
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("greater", "less"):
+            raise ValueError(f"direction must be 'greater' or 'less', got {self.direction!r}")
+        if not (isinstance(self.margin, int | float) and math.isfinite(self.margin)
+                and self.margin >= 0):
+            raise ValueError(f"margin must be a finite number >= 0, got {self.margin!r}")
+
+    def statement(self) -> str:
+        """``PFA - WeiAvg in final accuracy > +0.02``."""
+        sign = ">" if self.direction == "greater" else "<"
+        bound = self.margin if self.direction == "greater" else -self.margin
+        return f"{self.a} - {self.b} in {self.quantity} {sign} {bound:+g}"
+
+    def judge(self, a: Values, b: Values, *, trivial: Trivial | None = None,
+              level: float = LEVEL) -> Verdict:
+        """The verdict on one value per repeat of each arm (see the module's text)."""
+        ea, eb = estimate(a, level), estimate(b, level)
+        d = difference(a, b, level)
+        head = (f"claim {self.statement()}; {self.a} {ea.text()}, {self.b} {eb.text()}; "
+                f"difference {d.text()}; margin {self.margin:g}"
+                + (f" ({self.why})" if self.why else ""))
+        if ea.n == 0 or eb.n == 0:
+            missing = self.a if ea.n == 0 else self.b
+            return Verdict(NOT_RUN, f"no runs of {missing}; " + head)
+        if d.n < 2:
+            return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, "
+                           "so no difference can be judged; " + head)
+        if trivial is not None and trivial.at_baseline(ea) and trivial.at_baseline(eb):
+            return Verdict(NOT_TESTABLE, f"both arms are within noise of {trivial.name} "
+                           f"({trivial.value:g}); " + head)
+        sign = 1.0 if self.direction == "greater" else -1.0
+        low, high = sorted((sign * d.low, sign * d.high))
+        if low > self.margin:
+            return Verdict(HOLDS, head)
+        if high < self.margin:
+            if high < -self.margin:
+                why = f"{self.b} is ahead beyond the margin"
+            elif low > -self.margin:
+                why = "the arms tie within the margin"
+            else:
+                why = "the difference is below the margin"
+            return Verdict(FAILS, f"{why}; " + head)
+        return Verdict(INCONCLUSIVE, "the interval contains the margin; " + head)
+
+
+def combine(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
+    """One verdict for a claim made of several comparisons (all must hold): FAILS if
+    any part fails; NOT-RUN if any is not run; HOLDS if every testable part holds (the
+    evidence names the parts that are not testable); NOT-TESTABLE if none is testable;
+    INCONCLUSIVE otherwise. ``parts`` are (label, verdict) pairs."""
+    if not parts:
+        raise ValueError("combine needs at least one part")
+    statuses = [v.status for _, v in parts]
+    evidence = " | ".join(f"{label}: {v.status} ({v.evidence})" for label, v in parts)
+    if FAILS in statuses:
+        status = FAILS
+    elif NOT_RUN in statuses:
+        status = NOT_RUN
+    elif all(s == NOT_TESTABLE for s in statuses):
+        status = NOT_TESTABLE
+    elif all(s in (HOLDS, NOT_TESTABLE) for s in statuses):
+        status = HOLDS
+    else:
+        status = INCONCLUSIVE
+    return Verdict(status, evidence)
+
+
+def best_of(quantity: str, claimed: str, arms: Mapping[str, Values], *,
+            direction: Literal["greater", "less"], margin: float, why: str = "",
+            trivial: Trivial | None = None, level: float = LEVEL) -> Verdict:
+    """The claim that arm ``claimed`` is the best of ``arms`` (largest with
+    ``direction='greater'``, smallest with ``'less'``): one comparison against every
+    other arm, combined (:func:`combine`)."""
+    if claimed not in arms:
+        raise ValueError(f"arm {claimed!r} is not among {sorted(arms)}")
+    parts = [(f"vs {other}",
+              Comparison(quantity, claimed, other, direction, margin, why)
+              .judge(arms[claimed], values, trivial=trivial, level=level))
+             for other, values in arms.items() if other != claimed]
+    return combine(parts)
+
+
+def interior_optimum(quantity: str, grid: Mapping[float, Values], *,
+                     lower_is_better: bool, margin: float, why: str = "",
+                     open_edges: tuple[bool, bool] = (True, True),
+                     trivial: Trivial | None = None, level: float = LEVEL) -> Verdict:
+    """The claim that the best value of ``quantity`` over a grid (keyed by the grid's
+    points, in order) lies strictly inside it.
+
+    The best point is the one with the best mean. Inside the grid: HOLDS when it beats
+    both edges by more than ``margin``, FAILS when it ties an edge within the margin,
+    INCONCLUSIVE otherwise. On an edge: NOT-TESTABLE when that edge is open (the grid
+    could extend beyond it; ``open_edges`` for the low and the high end), else FAILS when
+    it beats every inside point by more than the margin, INCONCLUSIVE otherwise.
+    """
+    points = sorted(grid)
+    if len(points) < 3:
+        raise ValueError(f"an interior optimum needs a grid of at least 3 points, got {points}")
+    means = {p: estimate(grid[p], level) for p in points}
+    if any(e.n == 0 for e in means.values()):
+        return Verdict(NOT_RUN, "no runs at " + ", ".join(
+            f"{p:g}" for p, e in means.items() if e.n == 0))
+    pick = min if lower_is_better else max
+    best = pick(points, key=lambda p: means[p].mean)
+    direction: Literal["greater", "less"] = "less" if lower_is_better else "greater"
+    listing = "; ".join(f"{p:g}: {means[p].text()}" for p in points)
+    if trivial is not None and all(trivial.at_baseline(e) for e in means.values()):
+        return Verdict(NOT_TESTABLE, f"every grid point is within noise of {trivial.name} "
+                       f"({trivial.value:g}); {quantity} per point: {listing}")
+    if best in (points[0], points[-1]):
+        edge_open = open_edges[0] if best == points[0] else open_edges[1]
+        if edge_open:
+            return Verdict(NOT_TESTABLE, f"the best point {best:g} is on an edge of the grid "
+                           f"the optimum could lie beyond; {quantity} per point: {listing}")
+        parts = [(f"{best:g} vs {p:g}", Comparison(quantity, f"{best:g}", f"{p:g}", direction,
+                                                   margin, why).judge(grid[best], grid[p],
+                                                                      level=level))
+                 for p in points[1:-1]]
+        verdict = combine(parts)
+        status = FAILS if verdict.status == HOLDS else (
+            verdict.status if verdict.status == NOT_RUN else INCONCLUSIVE)
+        return Verdict(status, f"the best point {best:g} is on the grid's closed edge; "
+                       + verdict.evidence)
+    parts = [(f"{best:g} vs edge {p:g}", Comparison(quantity, f"{best:g}", f"{p:g}", direction,
+                                                    margin, why).judge(grid[best], grid[p],
+                                                                       level=level))
+             for p in (points[0], points[-1])]
+    verdict = combine(parts)
+    return Verdict(verdict.status, f"best point {best:g}; " + verdict.evidence)
+
+
+def per_seed(frame: pd.DataFrame, value: str, seed: str = "seed",
+             where: Mapping[str, object] | None = None) -> pd.Series:
+    """The column ``value`` of the rows matching ``where`` (column -> value; a float
+    matches within 1e-12, None matches missing values), averaged per ``seed``: one
+    value per repeat, keyed by seed, ready for :meth:`Comparison.judge`."""
+    mask = pd.Series(True, index=frame.index)
+    for column, wanted in (where or {}).items():
+        col = frame[column]
+        if wanted is None or (isinstance(wanted, float) and math.isnan(wanted)):
+            mask &= col.isna()
+        elif isinstance(wanted, float):
+            mask &= np.isclose(col.astype(float), wanted, rtol=0, atol=1e-12)
+        else:
+            mask &= col == wanted
+    return frame.loc[mask].groupby(seed)[value].mean()
+
