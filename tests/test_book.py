@@ -168,7 +168,8 @@ def test_scorecard_rows_link_to_anchors_that_exist(built_book: Path) -> None:
 
     html = built_book / "_build" / "html" / "generated"
     scorecard = (html / "scorecard.html").read_text()
-    links = re.findall(r'<tr id="claim-[^"]+"><td><a href="([a-z0-9]+)\.html#([^"]+)"', scorecard)
+    links = re.findall(r'<div class="claim" id="claim-[^"]+".*?<a class="claim-id" '
+                       r'href="([a-z0-9]+)\.html#([^"]+)"', scorecard)
     assert len(links) >= 5 * 3, "the scorecard lists too few claims"
     ids: dict[str, set[str]] = {}
     for chapter, anchor in links:
