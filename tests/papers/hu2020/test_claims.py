@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import spearmanr
 
+from fedlib.claims import verdict_changes
 from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
 from fedlib.privacy import epsilon as exact_epsilon
@@ -15,58 +17,223 @@ from fedlib.privacy import hu2020_sigma
 
 
 def _runs(private_curve, plain_curve, fig3, fig4):
+    """Runs of one repeat: every figure's table with a single value per point."""
+    return _repeated([private_curve], [plain_curve],
+                     {eps: {x: [e] for x, e in errors.items()} for eps, errors in fig3.items()},
+                     {eps: {x: [e] for x, e in errors.items()} for eps, errors in fig4.items()})
+
+
+def _repeated(private_curves, plain_curves, fig3, fig4):
+    """Runs of Figures 2-4 with one curve (Figure 2) or one final error (Figures 3, 4)
+    per repeat: ``fig3`` and ``fig4`` map epsilon (NaN: non-private) to grid point to
+    the list of errors of the repeats."""
     rows = []
     for panel in hu.FIG2_SETTINGS:
-        for eps, curve in ((8.0, private_curve), (np.nan, plain_curve)):
-            for r, value in enumerate(curve):
-                rows.append({"run_key": f"2{panel}{eps}", "figure": "fig2" + panel,
-                             "epsilon": eps, "round": r, "primal": value, "error": 0.1,
-                             "tau": 0.0, "p_drop": 0.0, "dual": "as-written"})
-        for r in range(len(private_curve)):  # the variant: never read by the claims
+        for eps, curves in ((8.0, private_curves), (np.nan, plain_curves)):
+            for repeat, curve in enumerate(curves):
+                for r, value in enumerate(curve):
+                    rows.append({"run_key": f"2{panel}{eps}{repeat}", "figure": "fig2" + panel,
+                                 "epsilon": eps, "round": r, "primal": value, "error": 0.1,
+                                 "tau": 0.0, "p_drop": 0.0, "dual": "as-written",
+                                 "repeat": repeat})
+        for r in range(len(private_curves[0])):  # the variant: never read by the claims
             rows.append({"run_key": f"2{panel}projected", "figure": "fig2" + panel,
                          "epsilon": 8.0, "round": r, "primal": 1e9 * (r + 1), "error": 0.05,
-                         "tau": 0.0, "p_drop": 0.0, "dual": "projected"})
+                         "tau": 0.0, "p_drop": 0.0, "dual": "projected", "repeat": 0})
     for figure, column, values in (("fig3", "tau", fig3), ("fig4", "p_drop", fig4)):
         for eps, errors in values.items():
-            for x, e in errors.items():
-                rows.append({"run_key": f"{figure}{eps}{x}", "figure": figure, "epsilon": eps,
-                             "round": 0, "primal": 1.0, "error": e,
-                             "tau": x if column == "tau" else 1.0,
-                             "p_drop": x if column == "p_drop" else 0.0,
-                             "dual": "as-written"})
+            for x, per_repeat in errors.items():
+                for repeat, e in enumerate(per_repeat):
+                    rows.append({"run_key": f"{figure}{eps}{x}{repeat}", "figure": figure,
+                                 "epsilon": eps, "round": 0, "primal": 1.0, "error": e,
+                                 "tau": x if column == "tau" else 1.0,
+                                 "p_drop": x if column == "p_drop" else 0.0,
+                                 "dual": "as-written", "repeat": repeat})
     return pd.DataFrame(rows)
 
 
-def test_claims_follow_the_numbers() -> None:
-    fig3 = {8.0: {0.0: 0.30, 0.5: 0.31, 1.0: 0.30}, np.nan: {0.0: 0.1, 0.5: 0.2, 1.0: 0.3}}
-    fig4 = {8.0: {0.0: 0.3, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.1, 0.2: 0.15, 0.5: 0.3}}
-    fig5 = pd.DataFrame({"epsilon": [0.1, 1.0, 10.0] * 2, "error": [0.5, 0.4, 0.2, 0.1, 0.3, 0.9],
-                         "dual": ["as-written"] * 3 + ["projected"] * 3})
-    settled = _runs([10, 5, 4, 4.1], [10, 3, 2, 1], fig3, fig4)
-    evaluated = hu_claims.evaluate(settled, fig5, "smoke")
-    assert [c.claim_id for c in evaluated] == [
-        "fig2-private-plateaus-above", "fig3-private-flat", "fig4-private-interior-minimum",
-        "fig4-nonprivate-rises", "fig5-error-falls-with-epsilon"]
-    assert {(c.paper, c.scale) for c in evaluated} == {("hu2020", "smoke")}
-    claims = {c.claim_id: c for c in evaluated}
-    assert claims["fig2-private-plateaus-above"].status == "HOLDS"
-    assert claims["fig3-private-flat"].status == "HOLDS"
-    assert claims["fig4-private-interior-minimum"].status == "HOLDS"
-    assert "P_drop=0.2" in claims["fig4-private-interior-minimum"].evidence
-    assert claims["fig4-private-interior-minimum"].paper_value == "minimum 0.097 at P_drop=0.2"
-    assert claims["fig4-nonprivate-rises"].status == "HOLDS"
-    assert claims["fig5-error-falls-with-epsilon"].status == "HOLDS"
-    assert claims["fig5-error-falls-with-epsilon"].evidence == (
-        "rho=-1.00; eps=0.1: 0.500, eps=1: 0.400, eps=10: 0.200")
+def _fig5(errors):
+    """Figure 5's runs: epsilon -> the errors of the repeats (the projected variant beside
+    them with the opposite trend, which the claims never read)."""
+    rows = [{"epsilon": eps, "error": e, "repeat": r, "dual": dual}
+            for eps, per_repeat in errors.items() for r, e in enumerate(per_repeat)
+            for dual, e in (("as-written", e), ("projected", 1.0 - e))]
+    return pd.DataFrame(rows)
 
-    fig4_edge = {8.0: {0.0: 0.1, 0.2: 0.2, 0.5: 0.4}, np.nan: {0.0: 0.3, 0.2: 0.2, 0.5: 0.1}}
-    diverging = _runs([10, 5, 40, 400], [10, 3, 2, 1], fig3, fig4_edge)
-    rising = fig5.assign(error=[0.2, 0.4, 0.5, 0.5, 0.4, 0.2])
-    claims = {c.claim_id: c for c in hu_claims.evaluate(diverging, rising, "smoke")}
-    assert claims["fig2-private-plateaus-above"].status == "FAILS"
-    assert claims["fig4-private-interior-minimum"].status == "FAILS"
-    assert claims["fig4-nonprivate-rises"].status == "FAILS"
-    assert claims["fig5-error-falls-with-epsilon"].status == "FAILS"
+
+BASE = hu_claims.Baselines(majority_error=0.17, start_primal=1000.0)
+IDS = ["fig2-private-plateaus-above", "fig3-private-flat", "fig4-private-interior-minimum",
+       "fig4-private-error-at-paper-optimum", "fig4-nonprivate-rises",
+       "fig5-error-falls-with-epsilon"]
+JITTER = (0.002, 0.0, -0.002)
+
+
+def _spread(value, jitter=JITTER):
+    return [value + j for j in jitter]
+
+
+SETTLED = [[900, 600, 500, 505], [880, 590, 495, 500], [920, 610, 505, 510]]
+PLAIN = [[900, 100, 20, 10]] * 3
+LEARNS_3 = {8.0: {0.0: _spread(0.10), 0.5: _spread(0.101), 1.0: _spread(0.10)},
+            np.nan: {0.0: _spread(0.01), 0.5: _spread(0.04), 1.0: _spread(0.06)}}
+LEARNS_4 = {8.0: {0.0: _spread(0.15), 0.2: _spread(0.097), 0.5: _spread(0.14)},
+            np.nan: {0.0: _spread(0.01), 0.2: _spread(0.02), 0.5: _spread(0.05)}}
+LEARNS_5 = {0.1: _spread(0.16), 1.0: _spread(0.12), 10.0: _spread(0.09)}
+
+
+def _claims(runs, fig5, base=BASE):
+    return {c.claim_id: c for c in hu_claims.evaluate(runs, fig5, "quick", base)}
+
+
+def test_a_private_solver_that_learns_as_the_paper_says_holds_every_claim() -> None:
+    evaluated = hu_claims.evaluate(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4),
+                                   _fig5(LEARNS_5), "quick", BASE)
+    assert [c.claim_id for c in evaluated] == IDS
+    assert {(c.paper, c.scale, c.origin) for c in evaluated} == {("hu2020", "quick", "paper")}
+    assert {c.claim_id: c.status for c in evaluated} == dict.fromkeys(IDS, "HOLDS")
+    claims = {c.claim_id: c for c in evaluated}
+    assert "majority-class error 0.170" in claims["fig3-private-flat"].evidence
+    assert claims["fig4-private-interior-minimum"].paper_value == "minimum 0.097 at P_drop=0.2"
+    assert "best point 0.2" in claims["fig4-private-interior-minimum"].evidence
+    assert "n=3" in claims["fig5-error-falls-with-epsilon"].evidence
+
+
+def test_one_repeat_judges_nothing() -> None:
+    runs = _repeated(SETTLED[:1], PLAIN[:1],
+                     {e: {x: v[:1] for x, v in g.items()} for e, g in LEARNS_3.items()},
+                     {e: {x: v[:1] for x, v in g.items()} for e, g in LEARNS_4.items()})
+    claims = _claims(runs, _fig5({e: v[:1] for e, v in LEARNS_5.items()}))
+    assert list(claims) == IDS
+    for claim in claims.values():
+        assert claim.status == "NOT-RUN", claim.claim_id
+        assert "one repeat" in claim.evidence, claim.claim_id
+
+
+def test_a_private_solver_at_the_majority_class_error_is_not_testable() -> None:
+    at_chance_3 = {**LEARNS_3, 8.0: {0.0: [0.47, 0.50, 0.44], 0.5: [0.46, 0.49, 0.45],
+                                     1.0: [0.48, 0.44, 0.47]}}
+    at_chance_4 = {**LEARNS_4, 8.0: {0.0: [0.47, 0.49, 0.45], 0.2: [0.44, 0.45, 0.43],
+                                     0.5: [0.49, 0.50, 0.47]}}
+    falls_to_chance = {0.1: [0.52, 0.50, 0.51], 1.0: [0.40, 0.42, 0.41],
+                       10.0: [0.16, 0.19, 0.14]}
+    claims = _claims(_repeated(SETTLED, PLAIN, at_chance_3, at_chance_4),
+                     _fig5(falls_to_chance))
+    for claim_id in ("fig3-private-flat", "fig4-private-interior-minimum",
+                     "fig5-error-falls-with-epsilon"):
+        assert claims[claim_id].status == "NOT-TESTABLE", claim_id
+        assert "majority class" in claims[claim_id].evidence
+    # The paper's value is a number, not a ranking: far from it is a failure.
+    assert claims["fig4-private-error-at-paper-optimum"].status == "FAILS"
+    assert claims["fig4-nonprivate-rises"].status == "HOLDS"
+
+
+def test_fig2_restated_a_plateau_far_above_the_start_has_not_converged() -> None:
+    diverged = [[c * 100 for c in curve] for curve in SETTLED]  # settles near 5e4 > 1e3
+    private = np.mean(diverged, axis=0)
+    old = private[-1] <= 1.1 * private[len(private) // 2] and private[-1] > PLAIN[0][-1]
+    assert old  # the statement before: settles and ends above the non-private one
+    claim = _claims(_repeated(diverged, PLAIN, LEARNS_3, LEARNS_4),
+                    _fig5(LEARNS_5))["fig2-private-plateaus-above"]
+    assert claim.status == "FAILS"
+    assert "(a) converges: FAILS" in claim.evidence and "(a) settles: HOLDS" in claim.evidence
+    assert claim.restated.startswith("before:")
+
+
+def test_fig2_a_growing_private_objective_fails() -> None:
+    growing = [[c[0], c[1], c[2], c[3] * 1.5] for c in SETTLED]
+    claim = _claims(_repeated(growing, PLAIN, LEARNS_3, LEARNS_4),
+                    _fig5(LEARNS_5))["fig2-private-plateaus-above"]
+    assert claim.status == "FAILS" and "(b) settles: FAILS" in claim.evidence
+
+
+def test_fig3_restated_ranges_a_thousandth_apart_tie() -> None:
+    close = {8.0: {0.0: _spread(0.100), 0.5: _spread(0.109), 1.0: _spread(0.104)},
+             np.nan: {0.0: _spread(0.010), 0.5: _spread(0.020), 1.0: _spread(0.015)}}
+    means = {eps: pd.Series({x: np.mean(v) for x, v in g.items()}) for eps, g in close.items()}
+    assert np.ptp(means[8.0]) < np.ptp(means[np.nan])  # the statement before holds
+    claim = _claims(_repeated(SETTLED, PLAIN, close, LEARNS_4),
+                    _fig5(LEARNS_5))["fig3-private-flat"]
+    assert claim.status == "FAILS" and "tie within the margin" in claim.evidence
+
+
+def test_fig4_restated_an_interior_minimum_by_a_hair_ties_the_edges() -> None:
+    hair = {8.0: {0.0: _spread(0.100), 0.2: _spread(0.098), 0.5: _spread(0.101)},
+            np.nan: LEARNS_4[np.nan]}
+    means = {x: np.mean(v) for x, v in hair[8.0].items()}
+    assert 0.0 < min(means, key=means.get) < 0.5  # the statement before holds
+    claim = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, hair),
+                    _fig5(LEARNS_5))["fig4-private-interior-minimum"]
+    assert claim.status == "FAILS" and "tie within the margin" in claim.evidence
+
+
+@pytest.mark.parametrize(("errors", "status"), [
+    ({0.0: 0.08, 0.2: 0.12, 0.5: 0.14}, "FAILS"),  # best at P_drop = 0, a closed edge
+    ({0.0: 0.14, 0.2: 0.12, 0.5: 0.08}, "NOT-TESTABLE"),  # best at the open edge
+])
+def test_fig4_a_minimum_on_an_edge(errors, status) -> None:
+    edge = {8.0: {x: _spread(e) for x, e in errors.items()}, np.nan: LEARNS_4[np.nan]}
+    claim = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, edge),
+                    _fig5(LEARNS_5))["fig4-private-interior-minimum"]
+    assert claim.status == status
+    assert "edge" in claim.evidence
+
+
+def test_fig4_nonprivate_restated_a_monotone_rise_of_a_thousandth_fails() -> None:
+    tiny = {8.0: LEARNS_4[8.0], np.nan: {0.0: _spread(0.010), 0.2: _spread(0.0105),
+                                         0.5: _spread(0.011)}}
+    curve = pd.Series({x: np.mean(v) for x, v in tiny[np.nan].items()})
+    assert spearmanr(curve.index, curve.values)[0] >= 0.9  # the statement before holds
+    claim = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, tiny),
+                    _fig5(LEARNS_5))["fig4-nonprivate-rises"]
+    assert claim.status == "FAILS" and "tie within the margin" in claim.evidence
+
+
+def test_fig5_restated_a_monotone_fall_of_a_thousandth_fails() -> None:
+    tiny = {0.1: _spread(0.100), 1.0: _spread(0.0995), 10.0: _spread(0.099)}
+    curve = pd.Series({e: np.mean(v) for e, v in tiny.items()})
+    assert spearmanr(curve.index, curve.values)[0] <= -0.9  # the statement before holds
+    claim = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4),
+                    _fig5(tiny))["fig5-error-falls-with-epsilon"]
+    assert claim.status == "FAILS"
+
+
+def test_fig5_a_noisy_difference_is_inconclusive() -> None:
+    noisy = {0.1: [0.09, 0.03, 0.06], 1.0: [0.05, 0.05, 0.05], 10.0: [0.03, 0.07, 0.02]}
+    claim = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4),
+                    _fig5(noisy))["fig5-error-falls-with-epsilon"]
+    assert claim.status == "INCONCLUSIVE"
+
+
+@pytest.mark.parametrize(("values", "status"), [
+    ([0.095, 0.097, 0.099], "HOLDS"),
+    ([0.47, 0.46, 0.48], "FAILS"),
+    ([0.07, 0.13, 0.10], "INCONCLUSIVE"),
+    ([0.097], "NOT-RUN"),
+    ([], "NOT-RUN"),
+])
+def test_near_value_reads_the_interval_against_the_margin(values, status) -> None:
+    verdict = hu_claims.near_value("error", pd.Series(values, dtype=float), 0.097, 0.03, "why")
+    assert verdict.status == status
+
+
+def test_baselines_are_the_majority_class_and_the_objective_at_zero() -> None:
+    train = [(np.zeros((4, 2)), np.ones(4)), (np.zeros((6, 2)), np.ones(6))]
+    test = [(np.zeros((4, 2)), np.array([1.0, -1.0, -1.0, -1.0])),
+            (np.zeros((5, 2)), np.array([1.0, 1.0, 1.0, 1.0, -1.0]))]
+    base = hu_claims.baselines(train, test)
+    assert base.majority_error == pytest.approx((0.25 + 0.2) / 2)  # the larger class per task
+    assert base.start_primal == 10.0  # a hinge loss of 1 on each of 10 examples
+    trivial = base.trivial()
+    assert trivial.value == base.majority_error and not trivial.higher_is_better
+
+
+def test_notes_name_claims_the_chapter_has() -> None:
+    claims = _claims(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4), _fig5(LEARNS_5))
+    assert set(hu_claims.VERDICT_CHANGES) <= set(claims)
+    assert set(hu_claims.RESTATED) <= set(claims)
+    assert set(hu_claims.TIER_NOTES) <= set(claims)
+    text = verdict_changes(list(claims.values()), hu_claims.VERDICT_CHANGES)
+    assert "`fig4-private-error-at-paper-optimum`: new claim" in text
 
 
 def test_finals_keep_the_last_round_of_every_run() -> None:
