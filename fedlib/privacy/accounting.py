@@ -59,6 +59,7 @@ from fedlib.checks import (
 
 __all__ = [
     "ACCOUNTANTS",
+    "MIN_TOLERANCE",
     "PLD_ABSOLUTE_ACCURACY",
     "PLD_MIN_NOISE",
     "PLD_RELATIVE_ACCURACY",
@@ -101,6 +102,10 @@ statement that such noise guarantees nothing."""
 
 _CURVE_CHUNK = 4096
 """Rows of step counts converted at once by the vectorized RDP conversion."""
+
+MIN_TOLERANCE = 1e-12
+"""Smallest relative tolerance :func:`noise_multiplier_for_epsilon` takes: a float's
+relative spacing is 2.2e-16, so a bracket cannot shrink much below this."""
 
 _BRACKET_LIMITS = (1e-6, 1e6)
 """Noise multipliers searched by :func:`noise_multiplier_for_epsilon`."""
@@ -263,20 +268,52 @@ def _check_pld_range(noise_multiplier: float, sampling_rate: float) -> None:
         )
 
 
+_RDP_ROUNDING = 1e-14
+"""Allowance per step for the rounding of a one-step RDP value near zero (its logarithm
+of a sum of terms near 1 is exact to a few units of 1e-16): a zero epsilon is trusted
+only if it still follows with this much more RDP per step."""
+
+
+def _certified_zero(noise_multiplier: float, sampling_rate: float, steps: int,
+                    delta: float) -> bool:
+    """Whether (0, delta)-DP follows for these steps: the KL divergence (at most the RDP
+    at the smallest order) is so small that the total variation distance, at most
+    sqrt(1 - exp(-KL)) (Bretagnolle-Huber), is at most delta. This is the bound the
+    ``rdp`` accountant applies itself; here it is checked with a rounding allowance."""
+    orders, per_step = _per_step_rdp(noise_multiplier, sampling_rate, "rdp")
+    smallest = per_step[int(np.argmin(orders))]
+    if not math.isfinite(smallest) or smallest < 0:
+        return False
+    total = steps * (smallest + _RDP_ROUNDING)
+    return delta ** 2 + math.expm1(-total) > 0
+
+
 def _checked_result(value: float, noise_multiplier: float, sampling_rate: float, steps: int,
                     delta: float, accountant: str) -> float:
-    """An accountant's epsilon, or a valid replacement when the library broke down.
+    """An accountant's epsilon, or a valid replacement where the library broke down.
 
-    With finite, positive noise and at least one step epsilon is positive; a NaN,
-    zero or negative value means the library lost its precision. The same
-    accountant without subsampling is then asked (subsampling only lowers epsilon,
-    so that is an upper bound), and failing that ``math.inf``.
+    A positive epsilon is returned as is, and so is zero where it is a valid answer:
+    the PLD accountant's estimate is pessimistic and Opacus' conversion is a bound, so
+    their zero means (0, delta)-DP holds; the ``rdp`` accountant's zero comes from its
+    KL shortcut, trusted where :func:`_certified_zero` confirms it with a rounding
+    allowance and replaced otherwise by the order-by-order conversion without the
+    shortcut (a valid bound, continuous in the steps). A NaN or a negative value means
+    the library lost its precision: epsilon grows with the sampling rate, so the
+    accountant is then asked at twice the rate, and so on up to no subsampling (the
+    first valid value is an upper bound, and the closest to the true one this way).
     """
     if math.isfinite(value) and value > 0 or value == math.inf:
         return value
+    if value == 0:
+        if accountant != "rdp" or _certified_zero(noise_multiplier, sampling_rate, steps,
+                                                  delta):
+            return 0.0
+        orders, per_step = _per_step_rdp(noise_multiplier, sampling_rate, "rdp")
+        return float(rdp_to_epsilon(orders, steps * per_step, delta, kl_bound=False))
     if sampling_rate < 1.0:
-        return _checked_result(_EPSILON[accountant](noise_multiplier, 1.0, steps, delta),
-                               noise_multiplier, 1.0, steps, delta, accountant)
+        higher = min(1.0, 2.0 * sampling_rate)
+        return _checked_result(_EPSILON[accountant](noise_multiplier, higher, steps, delta),
+                               noise_multiplier, higher, steps, delta, accountant)
     return math.inf
 
 
@@ -285,7 +322,8 @@ def _checked_result(value: float, noise_multiplier: float, sampling_rate: float,
 # ---------------------------------------------------------------------------
 
 
-def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:
+def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float,
+                   kl_bound: bool = True) -> np.ndarray:
     """Convert RDP curves to epsilon exactly as ``dp_accounting`` does, vectorized.
 
     Row by row this is ``dp_accounting.rdp.rdp_privacy_accountant.compute_epsilon``:
@@ -302,6 +340,8 @@ def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndar
         RDP values, shape (n, k) (or (k,)).
     delta : float
         Target delta, 0 < delta < 1.
+    kl_bound : bool, optional
+        Apply the KL bound (epsilon 0 for tiny RDP), as ``dp_accounting`` does (default).
 
     Returns
     -------
@@ -314,7 +354,8 @@ def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndar
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         eps = r + np.log1p(-1.0 / a) - np.log(delta * a) / (a - 1.0)
         eps = np.where(a > 1.01, eps, np.inf)
-        eps = np.where(delta**2 + np.expm1(-r) > 0, 0.0, eps)
+        if kl_bound:
+            eps = np.where(delta**2 + np.expm1(-r) > 0, 0.0, eps)
     eps = np.where(r < 0, 0.0, eps)
     return np.maximum(0.0, eps.min(axis=-1))
 
@@ -519,7 +560,8 @@ def noise_multiplier_for_epsilon(
     accountant : {"rdp", "pld", "opacus-rdp"}, optional
         Which accountant to use (default ``"rdp"``).
     tol : float, optional
-        Relative tolerance on the noise multiplier, 0 < tol < 1 (default 1e-4).
+        Relative tolerance on the noise multiplier, :data:`MIN_TOLERANCE` <= tol < 1
+        (default 1e-4).
 
     Returns
     -------
@@ -538,8 +580,9 @@ def noise_multiplier_for_epsilon(
     steps = check_count(steps, "steps")
     delta = check_delta(delta)
     accountant = _check_accountant(accountant)
-    if isinstance(tol, bool) or not isinstance(tol, Real) or not 0 < tol < 1:
-        raise ValueError(f"tol must satisfy 0 < tol < 1 (a relative tolerance), got {tol!r}.")
+    if isinstance(tol, bool) or not isinstance(tol, Real) or not MIN_TOLERANCE <= tol < 1:
+        raise ValueError(f"tol must satisfy {MIN_TOLERANCE:g} <= tol < 1 (a relative "
+                         f"tolerance; floats resolve no finer), got {tol!r}.")
     if steps == 0:
         return 0.0
 
@@ -557,6 +600,8 @@ def noise_multiplier_for_epsilon(
     low, high = _bracket(eps, target_epsilon, accountant)
     while high / low > 1.0 + tol:
         middle = math.sqrt(low * high)
+        if not low < middle < high:  # adjacent floats: nothing left to bisect
+            break
         if eps(middle) <= target_epsilon:
             high = middle
         else:
