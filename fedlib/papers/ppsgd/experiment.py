@@ -31,6 +31,7 @@ from fedlib.checks import check_seed
 from fedlib.data.federated import FederatedClassification, split_per_user
 from fedlib.data.loaders import load_femnist_digits
 from fedlib.data.synthetic import AUTHORS_SEED, AdditiveSyntheticTask, check_instance
+from fedlib.limits import check_finite, check_size
 from fedlib.papers.ppsgd.algorithm import PPSGDConfig, releases_global_model, run_synthetic
 from fedlib.papers.ppsgd.emnist import (
     draw_schedule,
@@ -109,6 +110,15 @@ class SyntheticGrid:
     heterogeneity: float = PAPER_HETEROGENEITY
     """Standard deviation of the users' deviations on the five personal coordinates."""
 
+    def __post_init__(self) -> None:
+        for name in ("n_users", "dim", "iterations", "batch_size"):
+            check_size(getattr(self, name), name)
+        check_finite(self.heterogeneity, "heterogeneity")
+        _check_grid(self.steps, "steps", positive=True)
+        _check_grid(self.alpha_q, "alpha_q", infinite=True)
+        _check_grid(self.sigmas, "sigmas")
+        _check_grid(self.clips, "clips", positive=True, infinite=True)
+
 
 @dataclass(frozen=True)
 class EmnistGrid:
@@ -129,9 +139,42 @@ class EmnistGrid:
     parallel: bool = True
     """Split the runs over the sweep's worker processes (False: one in-process pass)."""
 
+    def __post_init__(self) -> None:
+        if self.max_users is not None:
+            check_size(self.max_users, "n_users")
+        check_finite(self.epochs, "epochs", inclusive=False)
+        if self.epochs > MAX_EPOCHS:
+            raise ValueError(f"epochs={self.epochs:g} is above {MAX_EPOCHS:g}, far past the "
+                             "paper's 20: pass fewer epochs")
+        for name in ("n_evals", "users_per_iteration", "batch_size"):
+            check_size(getattr(self, name), name)
+        check_finite(self.clip, "clip", inclusive=False)
+        if not 0 < self.test_fraction < 1:
+            raise ValueError(f"test_fraction must lie in (0, 1), got {self.test_fraction!r}")
+        _check_grid(self.steps, "steps", positive=True)
+        _check_grid(self.alpha_q, "alpha_q", infinite=True)
+        _check_grid(self.sigmas, "sigmas")
+        _check_grid(self.panel_sigmas, "panel_sigmas")
+
     @property
     def experiment(self) -> str:
         return f"ppsgd-emnist-{self.model}"
+
+
+MAX_EPOCHS = 1000.0
+"""The most epochs an EMNIST grid may ask for (the paper trains 20)."""
+
+
+def _check_grid(values: tuple[float, ...], name: str, *, positive: bool = False,
+                infinite: bool = False) -> None:
+    """A grid of a setup: a tuple of numbers >= 0 (> 0 with ``positive``), finite unless
+    ``infinite`` allows inf (empty in the setup a runner rebuilds from one config)."""
+    if not isinstance(values, tuple):
+        raise ValueError(f"{name} must be a tuple of numbers, got {values!r}")
+    for value in values:
+        if infinite and value == math.inf:
+            continue
+        check_finite(value, name, inclusive=not positive)
 
 
 @dataclass(frozen=True)
