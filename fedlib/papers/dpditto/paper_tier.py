@@ -35,5 +35,11 @@ PAPER_GRID = PaperGrid(
     ),
     full_cpu_hours=2640.0,
     cut_cpu_hours=3.7,
+    quick_repeats=(
+        GridCut("panel_seeds", {},
+                "every quick panel runs the tier's three seeds, so that each comparison "
+                "reads its run-to-run spread (the quick tier alone gave the DNN and the "
+                "Fashion-MNIST CNN one seed)"),
+    ),
 )
 """The grid of the book's paper tier."""
