@@ -32,5 +32,14 @@ PAPER_GRID = PaperGrid(
     ),
     full_cpu_hours=940.0,
     cut_cpu_hours=188.0,
+    quick_repeats=(
+        GridCut("repeats", 3,
+                "every claim compares aggregators (or settings) over repeats: three seeds "
+                "of every setting give each comparison its run-to-run spread"),
+        GridCut("authors.seeds", (10, 1, 4),
+                "the authors' three seeds (their draws with four, one and three budgets "
+                "near 10), as at the paper tier: their ordering is judged over them"),
+    ),
 )
-"""The grid of the book's paper tier (the authors' setting, ``authors``, is run whole)."""
+"""The grid of the book's paper tier (the authors' setting, ``authors``, is run whole),
+and the repeats of its quick tier."""

@@ -3,6 +3,8 @@ per-client ledger of a setting, the tables it shows, and the verdicts of the cla
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.authors import AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import authors_budgets, sample_budgets
+from fedlib.papers.pfa.paper_tier import PAPER_GRID
 from fedlib.papers.pfa.training import plan_participation
 from fedlib.privacy.ledger import ledger_epsilon
 
@@ -39,10 +42,14 @@ def test_ledger_of_a_small_dataset_uses_its_share_of_examples():
     assert (expected.noise_multipliers > wrong.noise_multipliers).all()
 
 
-def _final(accuracies: dict[str, dict[str, float]]) -> pd.DataFrame:
+def _final(accuracies: dict[str, dict[str, float]], seeds=(0, 1, 2)) -> pd.DataFrame:
+    """Figure 5's final accuracies, the same at every seed but for a jitter shared by
+    the aggregators of a seed."""
     return pd.DataFrame([{"figure": "fig5", "dataset": d, "aggregator": a,
-                          "projection": "public", "accuracy": v}
-                         for d, by in accuracies.items() for a, v in by.items()])
+                          "projection": "public", "seed": s,
+                          "accuracy": v + 0.004 * (s % 3 - 1)}
+                         for d, by in accuracies.items() for a, v in by.items()
+                         for s in seeds])
 
 
 GOOD = {"pfa": 0.70, "pfa+": 0.69, "weiavg": 0.68, "fedavg": 0.40}
@@ -50,38 +57,58 @@ GOOD = {"pfa": 0.70, "pfa+": 0.69, "weiavg": 0.68, "fedavg": 0.40}
 
 def test_figure5_verdict_needs_both_datasets():
     empty = _final({}).reindex(columns=["figure", "dataset", "aggregator", "projection",
-                                        "accuracy"])
-    holds, reason = pfa_claims.fig5_verdict(empty)
-    assert holds is None and "paper tier" in reason
-    holds, reason = pfa_claims.fig5_verdict(_final({"cifar10": GOOD}))
-    assert holds is None and "imdb" in reason
+                                        "seed", "accuracy"])
+    verdict = pfa_claims.fig5_verdict(empty)
+    assert verdict.status == "NOT-RUN" and "paper tier" in verdict.evidence
+    verdict = pfa_claims.fig5_verdict(_final({"cifar10": GOOD}))
+    assert verdict.status == "NOT-RUN" and "imdb" in verdict.evidence
 
 
 def test_figure5_verdict_on_both_datasets():
-    holds, evidence = pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": GOOD}))
-    assert holds is True and "cifar10: PFA 0.700" in evidence
+    verdict = pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": GOOD}))
+    assert verdict.status == "HOLDS" and "cifar10: PFA vs WeiAvg: HOLDS" in verdict.evidence
     close_to_fedavg = {**GOOD, "fedavg": 0.66}
-    assert pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": close_to_fedavg}))[0] is False
-    below_weiavg = {**GOOD, "weiavg": 0.71}
-    assert pfa_claims.fig5_verdict(_final({"cifar10": below_weiavg, "imdb": GOOD}))[0] is False
+    assert pfa_claims.fig5_verdict(
+        _final({"cifar10": GOOD, "imdb": close_to_fedavg})).status == "FAILS"
+    below_weiavg = {**GOOD, "weiavg": 0.75}
+    assert pfa_claims.fig5_verdict(
+        _final({"cifar10": below_weiavg, "imdb": GOOD})).status == "FAILS"
+    # IMDb has two classes: every arm near 0.5 is at chance there, not at 0.1.
+    at_chance = {a: 0.5 for a in GOOD}
+    assert "NOT-TESTABLE" in pfa_claims.fig5_verdict(
+        _final({"cifar10": GOOD, "imdb": at_chance})).evidence
+    assert pfa_claims.fig5_verdict(_final({"cifar10": GOOD, "imdb": GOOD}, seeds=(0,))
+                                   ).status == "NOT-RUN"
 
 
 CLAIM_IDS = ["fig3-ordering", "fig3-pfa-plus-matches-pfa", "fig3-fedavg-near-chance",
              "fig3-below-nonprivate", "fig3-ordering-authors-closed-form",
              "fig3-ordering-authors-rdp", "fig4-pfa-robust", "fig4-similar-when-uniform",
-             "fig4-fedavg-collapses", "fig5-cifar-imdb", "fig6a-small-k-best",
-             "fig6b-random-projection-poor", "fig7-uplink-reduction", "fig8-noniid-lower",
-             "fig8-pfa-best", "fig13-few-directions"]
+             "fig4-fedavg-collapses", "fig10-mixgauss3-gap-shrinks", "fig5-cifar-imdb",
+             "fig6a-small-k-best", "fig6b-random-projection-poor", "fig7-uplink-reduction",
+             "fig8-noniid-lower", "fig8-pfa-best", "fig13-few-directions"]
 
 PAPER_LIKE = {"fedavg": 0.10, "weiavg": 0.60, "pfa": 0.80, "pfa+": 0.79, "minimum": 0.10,
               "maximum": 0.50, "np-fedavg": 0.90}
 """Final accuracies in the order the paper reports (Figure 3)."""
+ALIKE = {"fedavg": 0.70, "weiavg": 0.70, "pfa": 0.71, "pfa+": 0.70}
+"""Figure 4 under Uniform and Gauss budgets: all similar."""
+MIXGAUSS3 = {"fedavg": 0.80, "minimum": 0.80, "pfa": 0.85, "pfa+": 0.84}
+"""Figure 4 under MixGauss3: the gap over FedAvg and Minimum has shrunk."""
+
+REPEATED = replace(pfa.tier("smoke"), repeats=3,
+                   distributions=("uniform", "gauss", "mixgauss1", "mixgauss3"),
+                   authors=replace(pfa.tier("smoke").authors, seeds=(10, 1, 4)))
+"""The smoke tier's settings with three repeats, and the budget distributions that every
+Figure 4 claim reads."""
 
 
 def _accuracy(config: dict) -> float:
     a, figure = config["aggregator"], config["figure"]
-    if figure == "fig4" and config["distribution"] == "uniform":
-        return {"fedavg": 0.70, "weiavg": 0.70, "pfa": 0.71, "pfa+": 0.70}.get(a, 0.5)
+    if figure == "fig4" and config["distribution"] in ("uniform", "gauss"):
+        return ALIKE.get(a, 0.5)
+    if figure == "fig4" and config["distribution"] == "mixgauss3":
+        return MIXGAUSS3.get(a, 0.5)
     if figure == "fig6":
         if config["projection"] == "random":
             return 0.50
@@ -91,20 +118,27 @@ def _accuracy(config: dict) -> float:
     return PAPER_LIKE[a]
 
 
-def _runs(accuracy=_accuracy, spectrum: str = "0.9,0.1") -> pd.DataFrame:
-    """Hand-made runs of the smoke tier's configs: constant accuracy per run, PFA+ sending a
-    tenth of the bytes, and one recorded spectrum per Figure 3 MNIST PFA run."""
+def _runs(accuracy=_accuracy, spectrum: str = "0.9,0.1", setup=REPEATED) -> pd.DataFrame:
+    """Hand-made runs of ``setup``'s configs: constant accuracy per run (plus a jitter
+    per seed that every aggregator of the seed shares), PFA+ sending a tenth of the bytes,
+    and one recorded spectrum per Figure 3 MNIST PFA run."""
     rows = []
-    for i, config in enumerate(pfa.configs(pfa.tier("smoke"), 0)):
+    for i, config in enumerate(pfa.configs(setup, 0)):
+        jitter = 0.004 * (config["seed"] % 3 - 1)
         for r in range(4):
             record = (r == 1 and config["figure"] == "fig3" and config["dataset"] == "mnist"
                       and config["aggregator"] == "pfa")
-            rows.append({"run_key": f"run{i}", "round": r, "accuracy": accuracy(config),
+            rows.append({"run_key": f"run{i}", "round": r,
+                         "accuracy": accuracy(config) + jitter,
                          "uplink_bytes": 0 if r == 0 else
                          (10_000 if config["aggregator"] == "pfa+" else 100_000),
                          "clients": 8, "public": 1, "spectrum": spectrum if record else "",
                          "data": "MNIST", **config})
     return pd.DataFrame(rows)
+
+
+def _status(runs: pd.DataFrame, scale: str = "quick") -> dict[str, str]:
+    return {c.claim_id: c.status for c in pfa_claims.evaluate(runs, scale, 1)}
 
 
 def test_evaluate_builds_every_claim_with_its_verdict():
@@ -115,15 +149,74 @@ def test_evaluate_builds_every_claim_with_its_verdict():
     assert status.pop("fig5-cifar-imdb") == "NOT-RUN"
     assert set(status.values()) == {"HOLDS"}, status
     by_id = {c.claim_id: c for c in claims}
-    assert by_id["fig3-fedavg-near-chance"].evidence == (
-        "FedAvg final accuracy on MNIST-CNN 0.100")
     assert by_id["fig3-fedavg-near-chance"].paper_value == "near 0.1"
-    assert by_id["fig6a-small-k-best"].evidence == "PFA+ by k: k=1: 0.790, k=5: 0.750"
+    assert "n=3 paired seeds" in by_id["fig3-ordering"].evidence
+    assert by_id["fig6a-small-k-best"].evidence.startswith("best small k by mean: 1 (PFA+ by k:")
     assert by_id["fig7-uplink-reduction"].evidence.startswith(
-        "this build (M=10): LogR 0.0 vs 0.3 MB, CNN 0.0 vs 0.3 MB; counted at the paper's "
-        "setting (M=50, 5 public, 100 rounds, k=1)")
+        "exact (no randomness): counted at the paper's setting (M=50, 5 public, 100 rounds, "
+        "k=1)")
+    assert "this build (M=10, 3 seed(s): 0, 1, 2, summed)" in (
+        by_id["fig7-uplink-reduction"].evidence)
     assert by_id["fig13-few-directions"].evidence.startswith(
-        "share of the largest eigenvalue: cnn round 1: 0.90, logr round 1: 0.90")
+        "6 of 6 recorded rounds have two or more nonzero eigenvalues")
+    assert "public updates 0.900" in by_id["fig13-few-directions"].evidence
+
+
+def test_claims_derived_by_the_chapter_are_the_companions_and_restated_ones_say_why():
+    by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(), "smoke", 1)}
+    companion = {i for i, c in by_id.items() if c.origin == "companion"}
+    assert companion == {"fig3-ordering-authors-closed-form", "fig3-ordering-authors-rdp"}
+    restated = {i for i, c in by_id.items() if c.restated}
+    assert restated == {"fig7-uplink-reduction", "fig13-few-directions"}
+    assert "before:" in by_id["fig13-few-directions"].restated
+
+
+def test_one_repeat_judges_no_comparison():
+    # The smoke tier as it is: one repeat of every setting and one seed of the authors'.
+    claims = pfa_claims.evaluate(_runs(setup=pfa.tier("smoke")), "smoke", 1)
+    status = {c.claim_id: c.status for c in claims}
+    assert status.pop("fig7-uplink-reduction") == "HOLDS"  # a count: no randomness
+    assert set(status.values()) == {"NOT-RUN"}, status
+    evidence = {c.claim_id: c.evidence for c in claims}
+    assert "one repeat" in evidence["fig3-ordering"]
+    assert "MixGauss3" in evidence["fig10-mixgauss3-gap-shrinks"]
+
+
+def test_a_tie_within_the_margin_fails_where_one_run_and_no_margin_held():
+    # PFA half a point above WeiAvg: the old reading (PFA > WeiAvg in one run) held.
+    tie = {**PAPER_LIKE, "pfa": 0.605, "pfa+": 0.605}
+    status = _status(_runs(lambda c: tie[c["aggregator"]]))
+    assert status["fig3-ordering"] == "FAILS"
+    assert status["fig3-pfa-plus-matches-pfa"] == "HOLDS"
+
+
+def test_noise_between_seeds_makes_a_comparison_inconclusive():
+    def noisy(config: dict) -> float:
+        swing = {0: -0.15, 1: 0.2, 2: 0.1}[config["seed"] % 3]
+        return PAPER_LIKE[config["aggregator"]] + (swing if config["aggregator"] == "pfa"
+                                                   else 0.0) - 0.15
+    by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(noisy), "quick", 1)}
+    assert by_id["fig3-ordering"].status == "INCONCLUSIVE"
+    assert "PFA vs WeiAvg: INCONCLUSIVE" in by_id["fig3-ordering"].evidence
+
+
+def test_arms_at_chance_are_not_testable():
+    def chance(config: dict) -> float:
+        if config["figure"] == "fig4":
+            return 0.1 if config["aggregator"] != "np-fedavg" else 0.9
+        return _accuracy(config)
+    status = _status(_runs(chance))
+    for claim_id in ("fig4-pfa-robust", "fig4-similar-when-uniform", "fig4-fedavg-collapses",
+                     "fig10-mixgauss3-gap-shrinks"):
+        assert status[claim_id] == "NOT-TESTABLE", claim_id
+    # Figure 3's CNN panels at chance too: the LogR panels still decide the ordering.
+    def cnn_at_chance(config: dict) -> float:
+        if config["figure"] == "fig3" and config["model"] == "cnn":
+            return 0.1
+        return _accuracy(config)
+    claim = {c.claim_id: c for c in pfa_claims.evaluate(_runs(cnn_at_chance), "quick", 1)}
+    assert claim["fig3-ordering"].status == "HOLDS"
+    assert "mnist-cnn PFA vs WeiAvg: NOT-TESTABLE" in claim["fig3-ordering"].evidence
 
 
 def test_evaluate_reports_failures_and_missing_spectra():
@@ -137,6 +230,37 @@ def test_evaluate_reports_failures_and_missing_spectra():
     assert {c.scale for c in claims} == {"quick"}
 
 
+def test_few_directions_needs_more_than_the_rank_guarantees():
+    # Two nearly equal eigenvalues: the larger carries over half, as any pair does (the
+    # old statement held), but not twice the other.
+    assert _status(_runs(spectrum="0.55,0.45"))["fig13-few-directions"] == "FAILS"
+    assert _status(_runs(spectrum="0.8,0.2"))["fig13-few-directions"] == "HOLDS"
+    # One nonzero eigenvalue carries everything by construction: nothing to judge.
+    lone = {c.claim_id: c for c in pfa_claims.evaluate(_runs(spectrum="1.0"), "quick", 1)}
+    assert lone["fig13-few-directions"].status == "NOT-RUN"
+    assert lone["fig13-few-directions"].evidence.startswith("0 of 6 recorded rounds")
+
+
+def test_uplink_reduction_reads_the_papers_tenth_not_a_quarter(monkeypatch):
+    assert _status(_runs())["fig7-uplink-reduction"] == "HOLDS"
+    # A fifth of the bytes: below the old quarter, but not the paper's "about 10x".
+    monkeypatch.setattr(pfa_claims, "paper_uplink_megabytes",
+                        lambda model, k: {"full": 100.0, "pfa+": 20.0})
+    by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(), "quick", 1)}
+    assert by_id["fig7-uplink-reduction"].status == "FAILS"
+    assert "share 0.200" in by_id["fig7-uplink-reduction"].evidence
+
+
+def test_mixgauss3_gap_shrinks_or_not():
+    assert _status(_runs())["fig10-mixgauss3-gap-shrinks"] == "HOLDS"
+
+    def same_gap(config: dict) -> float:
+        if config["figure"] == "fig4" and config["distribution"] == "mixgauss3":
+            return PAPER_LIKE[config["aggregator"]]
+        return _accuracy(config)
+    assert _status(_runs(same_gap))["fig10-mixgauss3-gap-shrinks"] == "FAILS"
+
+
 def test_authors_ordering_is_judged_per_calibration():
     # WeiAvg above PFA under the accountant only, as measured at the authors' defaults.
     def accuracy(config: dict) -> float:
@@ -147,9 +271,8 @@ def test_authors_ordering_is_judged_per_calibration():
     by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(accuracy), "smoke", 1)}
     closed, exact = by_id["fig3-ordering-authors-closed-form"], by_id["fig3-ordering-authors-rdp"]
     assert (closed.status, exact.status) == ("HOLDS", "FAILS")
-    assert exact.evidence.startswith("logr, mixgauss1: PFA 0.800, PFA+ 0.790, WeiAvg 0.850, "
-                                     "FedAvg 0.100; logr-authors, mixgauss1:")
-    assert exact.evidence.endswith("(1 seed(s), 3 rounds of 2 local steps)")
+    assert exact.evidence.startswith("3 seed(s): 1, 4, 10, 3 rounds of 2 local steps; "
+                                     "logr, mixgauss1: PFA vs WeiAvg: FAILS")
     no_authors = pfa_claims.evaluate(_runs().query("figure != 'authors'"), "smoke", 1)
     assert {c.status for c in no_authors if "authors" in c.claim_id} == {"NOT-RUN"}
 
@@ -160,8 +283,8 @@ def test_claims_of_settings_left_out_are_not_run_and_the_others_unchanged():
     partial = pfa_claims.evaluate(_runs().query("figure not in ['fig4', 'fig8']"), "smoke", 1,
                                   {"fig4": reason, "fig8": reason})
     assert [c.claim_id for c in partial] == CLAIM_IDS
-    left_out = {c.claim_id for c in partial if c.claim_id.startswith(("fig4", "fig8"))}
-    assert len(left_out) == 5
+    left_out = {c.claim_id for c in partial if c.claim_id.startswith(("fig4", "fig8", "fig10"))}
+    assert len(left_out) == 6
     for claim in partial:
         if claim.claim_id in left_out:
             assert claim.status == "NOT-RUN"
@@ -170,6 +293,16 @@ def test_claims_of_settings_left_out_are_not_run_and_the_others_unchanged():
             assert claim.text == everything[claim.claim_id].text
         else:
             assert claim == everything[claim.claim_id]
+
+
+def test_the_quick_tier_repeats_every_setting_three_times():
+    quick, paper = PAPER_GRID.tier("quick"), PAPER_GRID.tier("paper")
+    assert quick.repeats >= 3 and len(quick.authors.seeds) >= 3
+    seeds = {c["figure"]: set() for c in pfa.configs(quick, 0)}
+    for config in pfa.configs(quick, 0):
+        seeds[config["figure"]].add(config["seed"])
+    assert all(len(s) >= 3 for s in seeds.values()), seeds
+    assert paper.repeats == 1  # the paper tier's cut stays: its comparisons are not run
 
 
 def test_accuracy_curves_keep_evaluated_rounds_with_method_names():
