@@ -8,6 +8,7 @@ the table for the page) and :meth:`Chapter.close` (the run time).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,13 @@ from fedlib.paths import claims_dir as paths_claims_dir
 from fedlib.paths import compute_allowed, resolve
 from fedlib.sweeps import record_swept_runs, set_tier_label
 from fedlib.tiers import check_scale
+
+SEED_LIMIT = 2**31
+"""A chapter's seed lies in ``[0, SEED_LIMIT)``. The experiments add small offsets to
+it (a run's repeat, PFA's authors' seed 10, a second stream: tens at most today) and
+hand it to numpy's ``RandomState`` (seeds below 2**32), to ``torch.manual_seed``
+(below 2**64, after DP-Ditto multiplies it by about 10**6) and to Parquet columns of
+64-bit integers: below 2**31 every one of them has room to spare."""
 
 
 @dataclass
@@ -108,14 +116,30 @@ def record_run_time(path: Path, paper_id: str, scale: str, seconds: float) -> di
 
     from fedlib.paths import atomic_path
 
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        record = {}
+    record = read_run_times(path)
     record.setdefault(paper_id, {})[scale] = round(float(seconds), 1)
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
     return record[paper_id]
+
+
+def read_run_times(path: Path) -> dict[str, dict[str, float]]:
+    """The run-time record (paper -> tier -> seconds); a missing or damaged file, and any
+    entry that is not a number of seconds, count as not recorded (the record is rewritten
+    by the next run)."""
+    import json
+    import math
+
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {str(paper_id): {str(tier): float(value) for tier, value in times.items()
+                            if isinstance(value, int | float) and not isinstance(value, bool)
+                            and math.isfinite(value)}
+            for paper_id, times in record.items() if isinstance(times, dict)}
 
 
 def rerun_box(paper_id: str, scale: str, times: dict[str, float] | None) -> str:
@@ -155,15 +179,16 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
                  ray_address: str, claims_dir: str | Path, cpu_only: bool = False) -> Chapter:
     """Check a notebook's standard parameters and start its clock.
 
-    ``cpu_only``: the paper's engine runs on the CPU, and any other device is
-    refused. ``claims_dir`` empty means the book's claims folder (where the
-    scorecard reads); a relative path is taken from the project root, whatever
-    the working directory. The folder is created now, so that one that cannot
-    be written is reported before any compute.
+    ``seed``: an integer in ``[0, SEED_LIMIT)`` (a numpy integer is taken as the
+    int it holds). ``cpu_only``: the paper's engine runs on the CPU, and any other
+    device is refused. ``claims_dir`` empty means the book's claims folder (where
+    the scorecard reads); a relative path is taken from the project root, whatever
+    the working directory. The folder is created and a file written to it and
+    removed now, so that one that cannot be written is reported before any compute.
     """
     paper(paper_id)
     check_scale(scale)
-    check_seed(seed)
+    seed = chapter_seed(seed)
     check_workers(workers)
     if cpu_only and device != "cpu":
         raise ValueError(f"device={device!r}: the {paper_id} engine runs on the CPU; "
@@ -172,12 +197,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     if not isinstance(ray_address, str):
         raise ValueError(f"ray_address={ray_address!r} must be a string "
                          "(empty: run locally; 'auto': the Ray cluster of this machine)")
-    folder = resolve(claims_dir) if str(claims_dir).strip() else paths_claims_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"claims_dir={str(claims_dir)!r} cannot be created ({error}); "
-                         "pass a folder this notebook may write to") from error
+    folder = writable_claims_folder(claims_dir)
     from fedlib.plots import keep_figure_data
 
     if folder.name == STORED_FOLDER:
@@ -190,6 +210,61 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     _tables_without_row_numbers()
     set_tier_label(scale)
     return Chapter(paper_id, scale, seed, device, workers, ray_address, folder)
+
+
+def chapter_seed(seed: object) -> int:
+    """A chapter's ``seed`` as an int (numpy integers included), or a ValueError naming it
+    and the range allowed (:data:`SEED_LIMIT`)."""
+    import numbers
+
+    allowed = f"0 <= seed < 2**31 = {SEED_LIMIT}"
+    if isinstance(seed, str):
+        raise ValueError(f"seed={seed!r} is a string; pass an integer ({allowed}), e.g. "
+                         "-p seed 3 (papermill passes a numpy integer as a string: give it "
+                         "int(seed))")
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool):
+        raise ValueError(f"seed={seed!r} must be an integer with {allowed}, e.g. seed=0")
+    value = int(seed)
+    if not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"seed={value} is out of range: use {allowed} (the runs add small "
+                         "offsets to it, and numpy's RandomState takes seeds below 2**32)")
+    return check_seed(value)
+
+
+def writable_claims_folder(claims_dir: object) -> Path:
+    """The folder ``claims_dir`` names (empty: the book's claims folder), created and
+    checked writable, or a ValueError naming it and what to pass instead."""
+    if not isinstance(claims_dir, str | os.PathLike) or isinstance(os.fspath(claims_dir), bytes):
+        raise ValueError(
+            f"claims_dir={claims_dir!r} is not a folder path (it is of type "
+            f"{type(claims_dir).__name__}); pass a string: a folder, relative to the "
+            "project root (e.g. -p claims_dir book/generated/claims), or '' for the book's "
+            "claims folder. A folder named 0, None or True is written as a path, e.g. ./0, "
+            "since -p reads those words as values")
+    text = os.fspath(claims_dir)
+    folder = resolve(text) if text.strip() else paths_claims_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"claims_dir={text!r} cannot be created ({error}); "
+                         "pass a folder this notebook may write to") from error
+    _check_writable(folder, text)
+    return folder
+
+
+def _check_writable(folder: Path, given: str) -> None:
+    """Write a file into ``folder`` and remove it, or raise a ValueError saying the folder
+    cannot be written."""
+    import tempfile
+
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"claims_dir={given!r} ({folder}) cannot be written "
+                         f"({error.strerror or error}); pass a folder this notebook may "
+                         "write to, or make this one writable") from error
 
 
 def _tables_without_row_numbers() -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hostile import unwritable_folder
 
 from fedlib.chapter import _escape, open_chapter
 from fedlib.claims import ClaimSheet, read_claims
@@ -56,6 +57,58 @@ def test_chapter_writes_the_claims_file_the_scorecard_reads(tmp_path: Path) -> N
 def test_evidence_is_escaped_for_markdown() -> None:
     assert _escape("alpha*Q=inf, a_b [x] <y> |z|") == (
         "alpha\\*Q=inf, a\\_b \\[x\\] \\<y\\> \\|z\\|")
+
+
+def test_a_damaged_run_time_record_is_read_as_no_record(tmp_path: Path) -> None:
+    from fedlib.chapter import read_run_times, record_run_time
+
+    record = tmp_path / "run_times.json"
+    for damaged in ("[]", '{"pfa": "1 s"}', '{"pfa": {"quick": "<script>", "paper": 5}}',
+                    '{"pfa": {"quick": 2'):
+        record.write_text(damaged)
+        assert record_run_time(record, "pfa", "smoke", 1.04) in (
+            {"smoke": 1.0}, {"smoke": 1.0, "paper": 5.0})
+    assert read_run_times(record) == {"pfa": {"smoke": 1.0}}
+
+
+def test_a_claims_dir_that_is_not_a_path_is_refused(tmp_path: Path) -> None:
+    from fedlib.paths import PROJECT_ROOT
+
+    for value in (0, None, True, 1.5):
+        with pytest.raises(ValueError, match=rf"claims_dir={value!r} is not a folder path.*"
+                                             r"pass a string.*\./0"):
+            open_chapter("pfa", **STANDARD, claims_dir=value)
+        assert not (PROJECT_ROOT / str(value)).exists()
+
+
+def test_an_existing_claims_folder_that_cannot_be_written_is_refused_at_once(
+        tmp_path: Path) -> None:
+    folder = unwritable_folder(tmp_path)
+    with pytest.raises(ValueError, match=r"claims_dir=.*cannot be written.*pass a folder"):
+        open_chapter("pfa", **STANDARD, claims_dir=folder)
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".write-check-")]
+
+
+def test_a_numpy_seed_is_taken_as_its_int_and_a_seed_out_of_range_is_refused(
+        tmp_path: Path) -> None:
+    import numpy as np
+
+    from fedlib.chapter import SEED_LIMIT
+
+    for given in (np.int64(3), np.uint32(3), 3):
+        chapter = open_chapter("pfa", **{**STANDARD, "seed": given}, claims_dir=tmp_path)
+        assert chapter.seed == 3 and type(chapter.seed) is int
+    assert open_chapter("pfa", **{**STANDARD, "seed": SEED_LIMIT - 1},
+                        claims_dir=tmp_path).seed == 2**31 - 1
+    for given in (2**63, 2**64 + 1, SEED_LIMIT, np.uint64(2**63)):
+        with pytest.raises(ValueError, match=rf"seed={int(given)} is out of range: use "
+                                             r"0 <= seed < 2\*\*31 = 2147483648"):
+            open_chapter("pfa", **{**STANDARD, "seed": given}, claims_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"seed='3' is a string; pass an integer"):
+        open_chapter("pfa", **{**STANDARD, "seed": "3"}, claims_dir=tmp_path)
+    for given in (True, np.bool_(True), 3.0):
+        with pytest.raises(ValueError, match=r"seed=.* must be an integer with 0 <= seed"):
+            open_chapter("pfa", **{**STANDARD, "seed": given}, claims_dir=tmp_path)
 
 
 def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Path) -> None:
