@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -350,9 +351,11 @@ def tier_comparison(claims: Sequence[Claim], stored: Sequence[Claim],
     tier = claims[0].scale if claims else "this build's"
     judged = [c for c in stored if c.status != NOT_RUN]
     if not judged:
-        reasons = sorted({c.evidence for c in stored})
+        # The first clause of each claim's evidence says why it was not run.
+        reasons = Counter(c.evidence.split("; ")[0] for c in stored)
         return (f"This build shows no {STORED_TIER}-tier verdict for this chapter: "
-                + "; ".join(reasons) + ".")
+                + "; ".join(reason if count == len(stored) else f"{reason} ({count} claims)"
+                            for reason, count in sorted(reasons.items())) + ".")
     groups = [g for g in by_claim([*claims, *stored]) if len(g) > 1]
     both = [g for g in groups if all(c.status != NOT_RUN for c in g)]
     flips = [g for g in both if flipped(g)]

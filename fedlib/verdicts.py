@@ -283,6 +283,10 @@ def interior_optimum(quantity: str, grid: Mapping[float, Values], *,
     if any(e.n == 0 for e in means.values()):
         return Verdict(NOT_RUN, "no runs at " + ", ".join(
             f"{p:g}" for p, e in means.items() if e.n == 0))
+    if any(e.n < 2 for e in means.values()):
+        return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, so no "
+                       "optimum can be judged; " + quantity + " per point: "
+                       + "; ".join(f"{p:g}: {means[p].text()}" for p in points))
     pick = min if lower_is_better else max
     best = pick(points, key=lambda p: means[p].mean)
     direction: Literal["greater", "less"] = "less" if lower_is_better else "greater"

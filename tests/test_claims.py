@@ -280,6 +280,12 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
     assert tier_comparison(quick, unrun) == (
         "This build shows no paper-tier verdict for this chapter: the paper tier is not "
         "published: 3 of 9 runs are missing.")
+    repeats = [Claim(c.paper, c.claim_id, "NOT-RUN", c.text, f"one repeat: no spread; {c.text} "
+                     "at length", scale="paper") for c in quick[:3]]
+    repeats.append(Claim("pfa", "d", "NOT-RUN", "t", "no runs of B; more", scale="paper"))
+    assert tier_comparison(quick, repeats) == (
+        "This build shows no paper-tier verdict for this chapter: no runs of B (1 claims); "
+        "one repeat: no spread (3 claims).")
     with pytest.raises(ValueError, match=r"tier notes name claims .*\['z'\]"):
         tier_comparison(quick, flips, {"z": "no such claim"})
 

@@ -185,6 +185,9 @@ def test_interior_optimum_cases() -> None:
     majority = Trivial("the majority class", 0.17, higher_is_better=False)
     assert interior_optimum("error", grid(0.48, 0.46, 0.47, 0.5), trivial=majority,
                             **kw).status == NOT_TESTABLE
+    single = {x: _arm([m]) for x, m in zip((0.0, 0.1, 0.5), (0.48, 0.46, 0.5), strict=True)}
+    one = interior_optimum("error", single, trivial=majority, **kw)
+    assert one.status == NOT_RUN and "one repeat" in one.evidence
     with pytest.raises(ValueError, match="at least 3"):
         interior_optimum("error", {0.0: _arm([1, 2]), 1.0: _arm([1, 2])}, **kw)
 
