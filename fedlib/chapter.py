@@ -9,6 +9,7 @@ the table for the page) and :meth:`Chapter.close` (the run time).
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -153,6 +154,8 @@ def rerun_box(paper_id: str, scale: str, times: dict[str, float] | None) -> str:
     from fedlib.tiers import SCALES
 
     notebook = f"notebooks/{paper_id}.py"
+    command = (f".venv/bin/python -m fedlib.execute {notebook} out.ipynb -p scale {scale} "
+               "-p seed 0")
     rows = "".join(
         f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(default)}</code></td>"
         f"<td>{escape(meaning)}</td></tr>"
@@ -168,8 +171,7 @@ def rerun_box(paper_id: str, scale: str, times: dict[str, float] | None) -> str:
         '<div class="admonition rerun"><p class="admonition-title">Rerun this chapter</p>'
         "<p>Everything: <code>make rebuild-all</code> (quick tier) or "
         "<code>make rebuild-all SCALE=paper</code>. This chapter alone, with your own "
-        f"parameters:</p><pre>.venv/bin/python -m fedlib.execute {notebook} out.ipynb "
-        f"-p scale {escape(scale)} -p seed 0</pre>"
+        f"parameters:</p><pre>{escape(command)}</pre>"
         '<table class="parameters"><thead><tr><th>parameter</th><th>default</th>'
         f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>"
         f"<p>{timing}</p></div>")
@@ -287,14 +289,36 @@ def _tables_without_row_numbers() -> None:
 
 
 def show_claims(claims: Sequence[Claim]) -> None:
-    """List claims with their verdict and evidence (Markdown-escaped)."""
+    """List claims with their verdict and evidence (:func:`claims_markdown`)."""
     from IPython.display import Markdown, display
 
-    display(Markdown("\n".join(
-        f"- **{c.status}** `{c.claim_id}`: " + _escape(c.evidence) for c in claims)))
+    display(Markdown(claims_markdown(claims)))
 
 
-def _escape(text: str) -> str:
-    for char in "\\*_[]<>|`":
-        text = text.replace(char, "\\" + char)
-    return text
+def claims_markdown(claims: Sequence[Claim]) -> str:
+    """One Markdown list item per claim: its verdict, id and evidence, each shown as
+    written (no value becomes markup)."""
+    return "\n".join(f"- **{markdown_text(c.status)}** {markdown_code(c.claim_id)}: "
+                     + markdown_text(c.evidence) for c in claims)
+
+
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def markdown_text(text: object) -> str:
+    """``text`` as Markdown (MyST) that shows it as written: every ASCII punctuation
+    character backslash-escaped (so no emphasis, link, HTML, math, role or table cell
+    starts in it) and its line breaks as spaces (so it stays in its paragraph, list
+    item or table row)."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+def markdown_code(text: object) -> str:
+    """``text`` as a Markdown code span, however many backticks it holds (the fence is
+    longer than its longest run of them), on one line."""
+    text = " ".join(str(text).splitlines())
+    if not text.strip():
+        return markdown_text(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -235,16 +235,28 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
         file = f"{_FIGURE_DATA['prefix']}{name}.csv"
         with atomic_path(folder / file) as tmp:
             figure_table(figure).to_csv(tmp, index=False)
-        display(Markdown(f"[Plotted numbers of this figure (CSV)]({_FIGURE_DATA['link']}{file})"))
+        display(Markdown("[Plotted numbers of this figure (CSV)]"
+                         f"({_url(_FIGURE_DATA['link'] + file)})"))
     glue(name, figure, display=False)
     plt.close(figure)
 
 
+def _url(path: str) -> str:
+    """``path`` percent-encoded for a Markdown link: no space, parenthesis, bracket or
+    angle bracket of it ends the link or starts markup."""
+    from urllib.parse import quote
+
+    return quote(path)
+
+
 def left_out_note(parts: Sequence[str], left_out: dict[str, str]) -> str | None:
     """What a chapter shows in place of something that reads ``parts`` when some were left
-    out (``left_out``, from :func:`fedlib.sweeps.run_parts`): which, and why; None when
-    none was."""
-    missing = [f"`{part}` ({left_out[part]})" for part in parts if part in left_out]
+    out (``left_out``, from :func:`fedlib.sweeps.run_parts`): which, and why (Markdown,
+    every name and reason shown as written); None when none was."""
+    from fedlib.chapter import markdown_code, markdown_text
+
+    missing = [f"{markdown_code(part)} ({markdown_text(left_out[part])})" for part in parts
+               if part in left_out]
     if not missing:
         return None
     return ("Not drawn: the runs of " + "; ".join(missing) + " are not all stored at this "
@@ -287,5 +299,12 @@ def glue_claims_table(name: str, claims: Sequence, other_tiers: Sequence = ()) -
         row["paper"] = c.paper_value
         rows.append(row)
     table = pd.DataFrame(rows)
-    glue(name, table.style.hide(axis="index"), display=False)
+    glue(name, escaped_style(table), display=False)
     return table
+
+
+def escaped_style(table: pd.DataFrame) -> Any:
+    """``table`` styled for a page without its row numbers, every cell and column name
+    HTML-escaped (pandas' Styler writes them as they are by default)."""
+    return (table.style.hide(axis="index").format(escape="html")
+            .format_index(escape="html", axis=1))

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile import unwritable_folder
+from hostile import HOSTILE, rendered, shown_as_written, unwritable_folder
 
-from fedlib.chapter import _escape, open_chapter
+from fedlib.chapter import markdown_code, markdown_text, open_chapter
 from fedlib.claims import ClaimSheet, read_claims
 
 STANDARD = dict(scale="smoke", seed=0, device="cpu", workers=0, ray_address="")
@@ -55,8 +55,35 @@ def test_chapter_writes_the_claims_file_the_scorecard_reads(tmp_path: Path) -> N
 
 
 def test_evidence_is_escaped_for_markdown() -> None:
-    assert _escape("alpha*Q=inf, a_b [x] <y> |z|") == (
-        "alpha\\*Q=inf, a\\_b \\[x\\] \\<y\\> \\|z\\|")
+    assert markdown_text("alpha*Q=inf, a_b [x] <y> |z|") == (
+        "alpha\\*Q\\=inf\\, a\\_b \\[x\\] \\<y\\> \\|z\\|")
+    assert markdown_text("one\n\n# two") == "one  \\# two"
+    assert markdown_code("a``b") == "```a``b```" and markdown_code("`x") == "`` `x ``"
+
+
+def test_claims_are_listed_as_written() -> None:
+    pytest.importorskip("myst_parser")
+    from types import SimpleNamespace
+
+    from fedlib.chapter import claims_markdown
+
+    claim = SimpleNamespace(status="HOLDS", claim_id="fig1-a``b", evidence=HOSTILE)
+    page = rendered(claims_markdown([claim]))
+    assert shown_as_written(page, allowed={"li", "code"})
+    assert "<code>fig1-a``b</code>" in page and page.count("<li>") == 1
+    assert page.count("<code>") == 1
+
+
+def test_the_rerun_box_shows_its_values_as_written(monkeypatch) -> None:
+    import fedlib.execute
+    from fedlib.chapter import rerun_box
+
+    monkeypatch.setattr(fedlib.execute, "parameter_notes",
+                        lambda source: [("scale", '"<b>quick</b>"', HOSTILE)])
+    box = rerun_box("<script>x</script>", "quick", {"quick": 3.0})
+    assert "<script>" not in box and "<b>quick" not in box
+    assert "notebooks/&lt;script&gt;x&lt;/script&gt;.py" in box
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in box
 
 
 def test_a_damaged_run_time_record_is_read_as_no_record(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from hostile import HOSTILE, rendered, shown_as_written  # noqa: E402
 
 from fedlib.plots import figure_table, glue_figure, keep_figure_data  # noqa: E402
 
@@ -77,3 +78,56 @@ def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -
     plots.glue_figure_of_parts("fig3", ["fig3"], {"fig4": "3 of 5 runs missing"}, draw)
     assert drawn == [1] and isinstance(glued["fig3"], plt.Figure)
     assert not plt.get_fignums()
+
+
+
+def test_a_left_out_note_shows_names_and_reasons_as_written() -> None:
+    pytest.importorskip("myst_parser")
+    import fedlib.plots as plots
+
+    page = rendered(plots.left_out_note(["fig`4"], {"fig`4": HOSTILE}))
+    assert shown_as_written(page, allowed={"code"}) and "<code>fig`4</code>" in page
+    assert page.count("<code>") == 1
+
+
+def test_the_link_to_a_figures_numbers_stays_a_link_to_its_file(tmp_path, monkeypatch
+                                                                ) -> None:
+    pytest.importorskip("myst_nb")
+    pytest.importorskip("myst_parser")
+    from urllib.parse import unquote
+
+    import IPython.display
+    import myst_nb
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **_: shown.extend(objects))
+    monkeypatch.setattr(myst_nb, "glue", lambda *args, **kwargs: None)
+    name = "fig) [x](javascript:alert(1)) <b>"
+    keep_figure_data(tmp_path, prefix="quick-")
+    try:
+        glue_figure(name, _figure())
+    finally:
+        keep_figure_data(None)
+    assert (tmp_path / f"quick-{name}.csv").is_file()
+    page = rendered(shown[-1].data)
+    assert page.count("<a ") == 1 and "<b>" not in page
+    href = page.split('href="', 1)[1].split('"', 1)[0]
+    assert unquote(href) == f"../data/quick-{name}.csv"
+
+
+def test_the_claims_table_escapes_every_value(monkeypatch) -> None:
+    pytest.importorskip("myst_nb")
+    import myst_nb
+
+    from fedlib.claims import Claim
+    from fedlib.plots import glue_claims_table
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))
+    claim = Claim("pfa", "fig3-a", "HOLDS", HOSTILE, HOSTILE, paper_value=HOSTILE,
+                  scale="<i>quick</i>")
+    glue_claims_table("t", [claim])
+    page = glued["t"].to_html()
+    assert "<script>" not in page and "<i>" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
+    assert "verdict (&lt;i&gt;quick&lt;/i&gt;)" in page
