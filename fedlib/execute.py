@@ -5,6 +5,12 @@ runs the notebook's defaults, which for a misspelt ``scael=smoke`` means hours
 of the default tier. Here every given name must be one the notebook's
 ``parameters`` cell assigns; otherwise nothing runs and the error lists them.
 
+The notebook runs into ``<output>.partial.ipynb`` beside the output, renamed to
+the output once it has finished: a run killed midway never leaves a notebook at
+the output that looks complete. A run that fails or is interrupted leaves its
+notebook at the output marked as unfinished (papermill's error banner, or one
+saying it was interrupted), so that the scorecard sees the failed attempt.
+
 ``python -m fedlib.execute notebooks/ppsgd.py out.ipynb -p scale smoke -p seed 3``
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -94,25 +101,109 @@ def parse_value(text: str) -> Any:
     return {"True": True, "False": False, "None": None}.get(text, text)
 
 
+def plain_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` with every numpy scalar as the Python value it holds (papermill
+    writes a value it does not know, such as ``numpy.int64(3)``, as the string ``'3'``)."""
+    return {name: value.item() if type(value).__module__ == "numpy"
+            and hasattr(value, "item") and getattr(value, "ndim", None) == 0 else value
+            for name, value in parameters.items()}
+
+
+def partial_path(output: str | Path) -> Path:
+    """Where a notebook runs before it is renamed to ``output``."""
+    output = Path(output)
+    return output.with_name(f"{output.stem}.partial.ipynb")
+
+
 def execute(source: str | Path, output: str | Path, parameters: Mapping[str, Any],
             *, cwd: str | Path | None = None) -> None:
-    """Check ``parameters`` against the notebook, then execute it into ``output``."""
+    """Check ``parameters`` against the notebook, then execute it into ``output``: run
+    into :func:`partial_path` and renamed to ``output`` when it has finished; a failed
+    or interrupted run is moved to ``output`` marked as unfinished (:func:`unfinished`)."""
     import jupytext
     import papermill
 
     check_parameters(source, parameters)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    running = partial_path(output)
+    running.unlink(missing_ok=True)
     converted = output.with_name(f"{Path(source).stem}.input.ipynb")
     jupytext.write(jupytext.read(source), converted)
     try:
         papermill.execute_notebook(
-            str(converted), str(output), parameters=dict(parameters), kernel_name="python3",
-            cwd=str(cwd) if cwd is not None else None, log_output=False, progress_bar=False,
-            request_save_on_cell_execute=True)
+            str(converted), str(running), parameters=plain_parameters(parameters),
+            kernel_name="python3", cwd=str(cwd) if cwd is not None else None,
+            log_output=False, progress_bar=False, request_save_on_cell_execute=True)
+        fold_code(running)
+    except BaseException as error:
+        _keep_unfinished(running, output, error)
+        raise
     finally:
         converted.unlink(missing_ok=True)
-    fold_code(output)
+    os.replace(running, output)
+
+
+UNFINISHED_TAG = "fedlib-unfinished"
+"""Tag of the cell that says, at the top of a notebook, that its run did not finish."""
+
+
+def unfinished(notebook: Any) -> bool:
+    """True when an executed notebook (a ``NotebookNode``) says its run did not finish:
+    papermill recorded an exception, or :func:`execute` marked it interrupted."""
+    if notebook.metadata.get("papermill", {}).get("exception"):
+        return True
+    return any(UNFINISHED_TAG in c.metadata.get("tags", []) for c in notebook.cells[:1])
+
+
+def _keep_unfinished(running: Path, output: Path, error: BaseException) -> None:
+    """Move the notebook of a run that did not finish from ``running`` to ``output``,
+    marked as unfinished; a notebook that cannot be read is left where it is, and the
+    output untouched."""
+    import nbformat
+
+    from fedlib.paths import atomic_path
+
+    try:
+        book = read_executed(running)
+    except (OSError, ValueError):
+        return
+    if not unfinished(book):
+        book.metadata.setdefault("papermill", {})["exception"] = True
+        book.cells.insert(0, nbformat.v4.new_markdown_cell(
+            f"**This run did not finish** (`{type(error).__name__}`): the cells "
+            "below it did not all run, and nothing in it is a result. Rerun the chapter.",
+            metadata={"tags": [UNFINISHED_TAG]}))
+    with atomic_path(output) as tmp:
+        nbformat.write(book, str(tmp))
+    running.unlink(missing_ok=True)
+
+
+def read_executed(notebook: str | Path) -> Any:
+    """An executed notebook (``NotebookNode``), or a ValueError naming the file when it is
+    damaged (cut short while being written, or not a notebook) and saying how to get it
+    again."""
+    import nbformat
+
+    try:
+        return nbformat.read(str(notebook), as_version=4)
+    except (ValueError, AttributeError, KeyError, TypeError, nbformat.ValidationError) as error:
+        reason = str(error).splitlines()[0][:120] if str(error) else type(error).__name__
+        raise ValueError(
+            f"{notebook} is not a readable notebook ({reason}): it is damaged, or was cut "
+            f"short while being written. Rerun the chapter that writes it "
+            f"({_rerun_hint(Path(notebook))}); nothing was read from it.") from error
+
+
+def _rerun_hint(notebook: Path) -> str:
+    """The command that writes an executed chapter notebook again."""
+    from fedlib.paths import PROJECT_ROOT
+
+    chapter = notebook.name.split(".", 1)[0]
+    if (PROJECT_ROOT / "notebooks" / f"{chapter}.py").is_file():
+        return (f"make rebuild-all, or .venv/bin/python -m fedlib.execute "
+                f"notebooks/{chapter}.py {notebook}")
+    return "make rebuild-all, or .venv/bin/python -m fedlib.execute with its source"
 
 
 def fold_code(notebook: str | Path) -> None:
@@ -123,7 +214,7 @@ def fold_code(notebook: str | Path) -> None:
 
     from fedlib.paths import atomic_path
 
-    book = nbformat.read(str(notebook), as_version=4)
+    book = read_executed(notebook)
     for cell in book.cells:
         if cell.cell_type != "code":
             continue
@@ -156,7 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(error), file=sys.stderr)
         return 2
     if args.note is not None:
-        write_tier_note(args.source, args.output, args.note)
+        from fedlib.chapter import markdown_text
+
+        write_tier_note(args.source, args.output, markdown_text(args.note))
         return 0
     if not args.published_only:
         execute(args.source, args.output, parameters, cwd=args.cwd)
@@ -170,14 +263,12 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     published, the chapter's claims of that tier are not run: ``<claims_dir>/<paper>.missing``
     says why (and an older claims file of that tier is removed); otherwise that marker is
     removed. Other failures fail."""
-    import os
-
     from papermill.exceptions import PapermillExecutionError
 
-    from fedlib.paths import atomic_path, claims_dir, resolve
+    from fedlib.chapter import markdown_code, markdown_text, writable_claims_folder
+    from fedlib.paths import atomic_path
 
-    folder = (resolve(parameters["claims_dir"]) if str(parameters.get("claims_dir", "")).strip()
-              else claims_dir())
+    folder = writable_claims_folder(parameters.get("claims_dir", ""))
     paper = Path(source).stem
     marker, claims = folder / f"{paper}.missing", folder / f"{paper}.json"
     previous = os.environ.get("FEDLIB_COMPUTE")
@@ -187,16 +278,16 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     except PapermillExecutionError as error:
         if error.ename != "MissingRunsError":
             raise
-        folder.mkdir(parents=True, exist_ok=True)
         claims.unlink(missing_ok=True)
         reason = str(error.evalue).split(". ", 1)[0].strip()
         with atomic_path(marker) as tmp:
             tmp.write_text(reason + "\n")
+        command = (f".venv/bin/python -m fedlib.execute notebooks/{paper}.py out.ipynb "
+                   f"-p scale {parameters.get('scale', 'paper')}")
         write_tier_note(source, output, (
-            f"{reason}: its claims at this tier are reported as not run. Compute them with "
-            f"`.venv/bin/python -m fedlib.execute notebooks/{paper}.py out.ipynb -p scale "
-            f"{parameters.get('scale', 'paper')}` (resumable; finished runs are kept), then "
-            "`make publish SCALE=paper` to keep them in the repository."))
+            f"{markdown_text(reason)}: its claims at this tier are reported as not run. "
+            f"Compute them with {markdown_code(command)} (resumable; finished runs are "
+            "kept), then `make publish SCALE=paper` to keep them in the repository."))
         print(f"{paper}: not rendered from stored runs: {error.evalue}", file=sys.stderr)
         return 0
     finally:
@@ -222,8 +313,10 @@ def _chapter_title(source: str | Path) -> str:
 
 
 def write_tier_note(source: str | Path, output: str | Path, text: str) -> None:
-    """Put a page saying ``text`` where the stored-runs rendering of a chapter would be
-    (``output`` with the suffix ``.md``), and remove any older rendering."""
+    """Put a page saying ``text`` (Markdown: a value in it escaped by the caller, e.g.
+    with :func:`fedlib.chapter.markdown_text`) where the stored-runs rendering of a
+    chapter would be (``output`` with the suffix ``.md``), and remove any older
+    rendering."""
     from fedlib.paths import atomic_path
 
     output = Path(output)
@@ -238,14 +331,17 @@ def label_tier_page(notebook: str | Path, scale: str) -> None:
     """Make an executed chapter a page of its own beside the chapter at the book's tier:
     its title names the tier, a note under it says what the page is, and its labels (of
     figures, tables and sections) and the references to them get a ``<tier>-`` prefix
-    (Sphinx labels are book-wide)."""
+    (Sphinx labels are book-wide). ``scale`` must be a word that can prefix a label."""
     import re
 
     import nbformat
 
     from fedlib.paths import atomic_path
 
-    book = nbformat.read(str(notebook), as_version=4)
+    if not isinstance(scale, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", scale):
+        raise ValueError(f"scale={scale!r} cannot name a tier page or prefix its labels; "
+                         "use a tier name of letters, digits, '-' and '_', e.g. 'paper'")
+    book = read_executed(notebook)
     markdown = [c for c in book.cells if c.cell_type == "markdown"]
     definition = re.compile(r"^(?::name:\s*(\S+)|\((\S+)\)=)\s*$", re.MULTILINE)
     labels = {figure or section for cell in markdown

@@ -1,0 +1,216 @@
+"""Executing a chapter: a run that does not finish never leaves a notebook that looks
+complete, a damaged executed notebook is named with what to do, and the pages written
+in place of a chapter show their values as written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from hostile import HOSTILE, rendered, shown_as_written
+
+from fedlib import execute as ex
+
+TOY = '''# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A toy chapter
+
+# %% tags=["parameters"]
+scale = "smoke"  # tier
+seed = 0  # seed
+claims_dir = ""  # where the claims go
+
+# %%
+x = 1
+
+# %%
+y = 2
+'''
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Path:
+    source = tmp_path / "toy.py"
+    source.write_text(TOY)
+    return source
+
+
+def fake_papermill(monkeypatch: pytest.MonkeyPatch, *, ran: int,
+                   then: BaseException | None = None) -> list[dict[str, Any]]:
+    """Papermill as it behaves when a run stops after ``ran`` cells with ``then`` raised
+    (None: the run finishes): it saves the notebook after every cell, records a cell's
+    error in the notebook's metadata, and on an interrupt marks the cells it did not
+    reach as completed. Returns its calls."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    calls: list[dict[str, Any]] = []
+
+    def run(input_path: str, output_path: str, *, parameters: dict[str, Any],
+            **_: Any) -> None:
+        book = nbformat.read(input_path, as_version=4)
+        calls.append({"output": Path(output_path), "parameters": parameters})
+        failed = isinstance(then, PapermillExecutionError)
+        book.metadata["papermill"] = {"start_time": "2027-01-15T09:00:00",
+                                      "exception": True if failed else None,
+                                      "parameters": parameters}
+        for index, cell in enumerate(book.cells):
+            if cell.cell_type == "code" and index < ran:
+                cell.outputs = [nbformat.v4.new_output("stream", text="ok\n")]
+        nbformat.write(book, output_path)
+        if then is not None:
+            raise then
+
+    monkeypatch.setattr(papermill, "execute_notebook", run)
+    return calls
+
+
+def test_the_notebook_runs_beside_the_output_and_is_renamed_when_done(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    output = tmp_path / "out" / "toy.ipynb"
+    calls = fake_papermill(monkeypatch, ran=99)
+    ex.execute(toy, output, {"seed": np.int64(3), "scale": "smoke"})
+    assert calls[0]["output"] != output and calls[0]["output"].parent == output.parent
+    assert calls[0]["parameters"] == {"seed": 3, "scale": "smoke"}
+    assert type(calls[0]["parameters"]["seed"]) is int  # papermill would write '3'
+    book = ex.read_executed(output)
+    assert not ex.unfinished(book)
+    assert all("hide-input" in c.metadata["tags"] for c in book.cells if c.cell_type == "code")
+    assert sorted(p.name for p in output.parent.iterdir()) == ["toy.ipynb"]
+
+
+def test_an_interrupted_run_leaves_no_notebook_that_looks_complete(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output = tmp_path / "toy.ipynb"
+    fake_papermill(monkeypatch, ran=2, then=KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        ex.execute(toy, output, {"scale": "smoke"})
+    book = ex.read_executed(output)
+    assert ex.unfinished(book)
+    assert book.metadata["papermill"]["exception"] is True
+    assert book.cells[0].source.startswith("**This run did not finish** (`KeyboardInterrupt`)")
+    assert book.metadata["papermill"]["start_time"] == "2027-01-15T09:00:00"  # the scorecard
+    assert not ex.partial_path(output).exists()
+
+
+def test_a_failed_run_keeps_papermills_error_marks(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from papermill.exceptions import PapermillExecutionError
+
+    error = PapermillExecutionError(2, 1, "x = 1", "ValueError", "bad", [])
+    fake_papermill(monkeypatch, ran=2, then=error)
+    output = tmp_path / "toy.ipynb"
+    with pytest.raises(PapermillExecutionError):
+        ex.execute(toy, output, {})
+    book = ex.read_executed(output)
+    assert ex.unfinished(book) and "did not finish" not in book.cells[0].source
+    assert not ex.partial_path(output).exists()
+
+
+def test_a_run_killed_while_running_leaves_the_output_as_it_was(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kill leaves no time to mark anything: the output keeps the last finished run,
+    and the partial notebook stays beside it."""
+    output = tmp_path / "toy.ipynb"
+    fake_papermill(monkeypatch, ran=99)
+    ex.execute(toy, output, {})
+    finished = output.read_bytes()
+
+    import papermill
+
+    def killed(input_path: str, output_path: str, **_: Any) -> None:
+        Path(output_path).write_text('{"cells": [')  # cut short mid-write
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(papermill, "execute_notebook", killed)
+    with pytest.raises(KeyboardInterrupt):
+        ex.execute(toy, output, {})
+    assert output.read_bytes() == finished
+    assert ex.partial_path(output).read_text() == '{"cells": ['
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not a notebook", "not text"])
+@pytest.mark.parametrize("reader", [ex.fold_code, lambda p: ex.label_tier_page(p, "paper")],
+                         ids=["fold_code", "label_tier_page"])
+def test_a_damaged_executed_notebook_is_named_with_what_to_do(
+        tmp_path: Path, damage: str, reader: Callable[[Path], None]) -> None:
+    notebook = tmp_path / "pfa.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]),
+                   str(notebook))
+    if damage == "truncated":
+        notebook.write_text(notebook.read_text()[:30])
+    elif damage == "not a notebook":
+        notebook.write_text("[]")
+    else:
+        notebook.write_bytes(b"\xff\xfe garbage")
+    before = notebook.read_bytes()
+    with pytest.raises(ValueError, match=r"pfa\.ipynb is not a readable notebook.*Rerun "
+                                         r"the chapter.*notebooks/pfa\.py"):
+        reader(notebook)
+    assert notebook.read_bytes() == before
+
+
+def test_a_tier_page_is_named_by_a_tier(tmp_path: Path) -> None:
+    notebook = tmp_path / "toy.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T")]),
+                   str(notebook))
+    with pytest.raises(ValueError, match=r"scale='<b>x</b>' cannot name a tier page"):
+        ex.label_tier_page(notebook, "<b>x</b>")
+
+
+def test_the_note_of_a_build_that_does_not_render_a_tier_shows_it_as_written(
+        toy: Path, tmp_path: Path) -> None:
+    pytest.importorskip("myst_parser")
+    assert ex.main([str(toy), str(tmp_path / "toy.ipynb"), "--note", HOSTILE]) == 0
+    page = rendered((tmp_path / "toy.md").read_text())
+    assert shown_as_written(page, allowed={"h1"}) and page.count("<h1>") == 1
+
+
+def test_the_page_of_a_tier_whose_runs_are_missing_shows_the_reason_as_written(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("myst_parser")
+    from papermill.exceptions import PapermillExecutionError
+
+    reason = HOSTILE.replace(".", ",")
+    error = PapermillExecutionError(2, 1, "x = 1", "MissingRunsError", reason, [])
+    fake_papermill(monkeypatch, ran=2, then=error)
+    claims = tmp_path / "claims"
+    assert ex.execute_published(toy, tmp_path / "toy.ipynb",
+                                {"scale": "paper`<b>", "claims_dir": str(claims)}) == 0
+    page = rendered((tmp_path / "toy.md").read_text())
+    assert shown_as_written(page, reason, allowed={"h1", "code"}) and page.count("<h1>") == 1
+    assert "<code>.venv/bin/python -m fedlib.execute notebooks/toy.py out.ipynb -p scale " \
+           "paper`&lt;b&gt;</code>" in page
+    assert not (tmp_path / "toy.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_a_real_run_that_fails_leaves_its_notebook_marked(toy: Path, tmp_path: Path) -> None:
+    from papermill.exceptions import PapermillExecutionError
+
+    toy.write_text(TOY.replace("y = 2", "raise RuntimeError('stopped here')"))
+    output = tmp_path / "toy.ipynb"
+    with pytest.raises(PapermillExecutionError, match="stopped here"):
+        ex.execute(toy, output, {"seed": 3})
+    assert ex.unfinished(ex.read_executed(output))
+    assert not ex.partial_path(output).exists()
+
+
+def test_a_render_from_stored_runs_refuses_a_claims_dir_that_is_not_a_path(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = fake_papermill(monkeypatch, ran=99)
+    with pytest.raises(ValueError, match=r"claims_dir=0 is not a folder path.*\./0"):
+        ex.execute_published(toy, tmp_path / "toy.ipynb", {"claims_dir": 0})
+    assert not calls  # nothing ran
