@@ -282,3 +282,13 @@ def test_fake_runs_follow_the_configs(make_runs) -> None:
     runs = make_runs(dd.tier("smoke"), seeds=(3,))
     assert set(runs["seed"]) == {3}
     assert len(runs) == len(dd.configs(dd.tier("smoke"), 3))
+
+
+def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
+    from fedlib.claims import verdict_changes
+
+    claims = dc.evaluate(smoke_runs, dd.tier("smoke"), "smoke", BOUND, 200)
+    ids = {c.claim_id for c in claims}
+    assert set(dc.VERDICT_CHANGES) <= ids and set(dc.TIER_NOTES) <= ids
+    text = verdict_changes(claims, dc.VERDICT_CHANGES)
+    assert "`headline-mnist-dnn-gains`" in text and "`fig2-interior-optimum` restated" in text
