@@ -156,6 +156,43 @@ def _offline_switch(value: str) -> Callable[[Path], object]:
     return call
 
 
+def _chapter(**change) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        from fedlib.chapter import open_chapter
+
+        args = {"scale": "smoke", "seed": 0, "device": "cpu", "workers": 0, "ray_address": "",
+                "claims_dir": tmp / "claims", **change}
+        return open_chapter("pfa", **args)
+    return call
+
+
+def _unwritable_existing_claims(tmp: Path) -> object:
+    from hostile import unwritable_folder
+
+    return _chapter(claims_dir=unwritable_folder(tmp))(tmp)
+
+
+def _damaged_notebook(content: bytes) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        from fedlib.execute import fold_code
+
+        (tmp / "pfa.ipynb").write_bytes(content)
+        return fold_code(tmp / "pfa.ipynb")
+    return call
+
+
+def _tier_page(scale: str) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        import nbformat
+
+        from fedlib.execute import label_tier_page
+
+        book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter")])
+        nbformat.write(book, str(tmp / "pfa.ipynb"))
+        return label_tier_page(tmp / "pfa.ipynb", scale)
+    return call
+
+
 CASES: list[Case] = [
     # datasets
     Case("datasets", "an unknown dataset name", _import_call("fedlib.data", "fetch", "mnsit",
@@ -270,6 +307,130 @@ CASES: list[Case] = [
          r"device='tpu0'"),
     Case("notebooks", "a claims folder that cannot be created", _unwritable_claims,
          r"claims_dir=.*cannot be created.*pass a folder"),
+    Case("notebooks", "claims_dir 0 from the command line (an int)", _chapter(claims_dir=0),
+         r"claims_dir=0 is not a folder path.*pass a string.*\./0"),
+    Case("notebooks", "claims_dir None from the command line", _chapter(claims_dir=None),
+         r"claims_dir=None is not a folder path.*pass a string"),
+    Case("notebooks", "claims_dir True from the command line", _chapter(claims_dir=True),
+         r"claims_dir=True is not a folder path.*pass a string"),
+    Case("notebooks", "an existing claims folder that cannot be written",
+         _unwritable_existing_claims, r"claims_dir=.*cannot be written.*pass a folder"),
+    Case("notebooks", "a seed of 2^63", _chapter(seed=2**63),
+         r"seed=9223372036854775808 is out of range: use 0 <= seed < 2\*\*31"),
+    Case("notebooks", "a seed of 2^31, just past the range", _chapter(seed=2**31),
+         r"seed=2147483648 is out of range: use 0 <= seed < 2\*\*31 = 2147483648"),
+    Case("notebooks", "a seed given as a string (papermill's form of a numpy integer)",
+         _chapter(seed="3"), r"seed='3' is a string; pass an integer.*int\(seed\)"),
+    Case("notebooks", "a boolean seed", _chapter(seed=True),
+         r"seed=True must be an integer with 0 <= seed < 2\*\*31"),
+    Case("notebooks", "an executed notebook cut short (truncated JSON)",
+         _damaged_notebook(b'{\n "cells": [\n  {\n   "cell_type": "co'),
+         r"pfa\.ipynb is not a readable notebook.*Rerun the chapter.*notebooks/pfa\.py"),
+    Case("notebooks", "an executed notebook that is JSON but no notebook",
+         _damaged_notebook(b"[]"), r"pfa\.ipynb is not a readable notebook.*Rerun"),
+    Case("notebooks", "a tier page named by a scale with markup in it", _tier_page("<b>"),
+         r"scale='<b>' cannot name a tier page.*use a tier name"),
+]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A value fedlib writes into a page, set to :data:`hostile.HOSTILE`: the page (its
+    HTML, as the book renders it) must show it as written and make no markup of it."""
+
+    page: str
+    value: str
+    render: Callable[[Path, pytest.MonkeyPatch], str]
+    made: frozenset[str] = frozenset()  # elements the page makes itself
+
+
+def _claims_list(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE, rendered
+
+    from fedlib.chapter import claims_markdown
+    from fedlib.claims import Claim
+
+    return rendered(claims_markdown([Claim("pfa", "fig3-a", "HOLDS", "t", HOSTILE)]))
+
+
+def _claims_table(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    import myst_nb
+    from hostile import HOSTILE
+
+    from fedlib.claims import Claim
+    from fedlib.plots import glue_claims_table
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update(t=value))
+    glue_claims_table("t", [Claim("pfa", "fig3-a", "HOLDS", HOSTILE, HOSTILE,
+                                  paper_value=HOSTILE, scale=HOSTILE)])
+    return glued["t"].to_html()
+
+
+def _rerun_box(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE
+
+    import fedlib.execute
+    from fedlib.chapter import rerun_box
+
+    monkeypatch.setattr(fedlib.execute, "parameter_notes",
+                        lambda source: [("seed", HOSTILE, HOSTILE)])
+    return rerun_box(HOSTILE, "quick", None)
+
+
+def _left_out(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE, rendered
+
+    from fedlib.plots import left_out_note
+
+    return rendered(left_out_note(["fig4"], {"fig4": HOSTILE}))
+
+
+def _toy_chapter(tmp: Path) -> Path:
+    source = tmp / "toy.py"
+    source.write_text('# %% [markdown]\n# # A toy chapter\n\n# %% tags=["parameters"]\n'
+                      'scale = "paper"  # tier\nclaims_dir = ""  # claims\n')
+    return source
+
+
+def _tier_note(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE, rendered
+
+    from fedlib.execute import main
+
+    main([str(_toy_chapter(tmp)), str(tmp / "toy.ipynb"), "--note", HOSTILE])
+    return rendered((tmp / "toy.md").read_text())
+
+
+def _missing_runs(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    import papermill
+    from hostile import HOSTILE, rendered
+    from papermill.exceptions import PapermillExecutionError
+
+    from fedlib.execute import execute_published
+
+    def missing(*args, **kwargs) -> None:
+        raise PapermillExecutionError(1, 1, "", "MissingRunsError", HOSTILE, [])
+
+    monkeypatch.setattr(papermill, "execute_notebook", missing)
+    execute_published(_toy_chapter(tmp), tmp / "toy.ipynb",
+                      {"scale": HOSTILE, "claims_dir": str(tmp / "claims")})
+    return rendered((tmp / "toy.md").read_text())
+
+
+SHOWN: list[Shown] = [
+    Shown("chapter", "a claim's evidence, in the list of claims", _claims_list,
+          frozenset({"li", "code"})),
+    Shown("chapter", "a claim's statement, evidence, paper value and tier, in the claims "
+          "table", _claims_table, frozenset({"table", "td"})),
+    Shown("chapter", "a parameter's default and meaning, and the notebook's name, in the "
+          "rerun box", _rerun_box, frozenset({"table", "td", "code"})),
+    Shown("chapter", "why a figure's runs were left out, in the note in its place", _left_out,
+          frozenset({"code"})),
+    Shown("tier page", "the note of a build that does not render the tier (`--note`)",
+          _tier_note, frozenset({"h1"})),
+    Shown("tier page", "why its runs are missing, and the tier in the command to compute "
+          "them", _missing_runs, frozenset({"h1", "code"})),
 ]
 
 
@@ -325,12 +486,31 @@ def test_bad_input_loses_nothing_already_written(tmp_path: Path) -> None:
     json.loads(written)
 
 
+@pytest.mark.parametrize("shown", SHOWN, ids=lambda s: s.value)
+def test_a_value_with_markup_is_shown_as_written(shown: Shown, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("myst_parser")
+    pytest.importorskip("myst_nb")
+    from hostile import HOSTILE, shown_as_written, text_of
+
+    page = shown.render(tmp_path, monkeypatch)
+    assert shown_as_written(page, HOSTILE, allowed=set(shown.made)), (
+        f"{shown.value}: the page shows {text_of(page)!r} as {page!r}")
+    assert "<script" not in page and page.count("<h1") <= 1
+
+
 def markdown_table() -> str:
-    """The cases as the book lists them (the pattern each error message must match)."""
+    """The cases as the book lists them (the pattern each error message must match), then
+    the values written into pages that are shown as written."""
     lines = ["| area | bad input | the error message matches |", "|---|---|---|"]
     for case in CASES:
         says = case.says.replace("|", "\\|")
         lines.append(f"| {case.area} | {case.given} | `{says}` |")
+    lines += ["", "Values that fedlib writes into the book's pages are escaped. Set to a "
+              "value holding HTML (`<script>`), a table's `|`, backticks, a link, math, "
+              "emphasis, a MyST role and line breaks, each of these shows it as written "
+              "and makes no markup of it:", "", "| page | value |", "|---|---|"]
+    lines += [f"| {shown.page} | {shown.value} |" for shown in SHOWN]
     return "\n".join(lines) + "\n"
 
 
