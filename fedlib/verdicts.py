@@ -316,6 +316,26 @@ def interior_optimum(quantity: str, grid: Mapping[float, Values], *,
     return Verdict(verdict.status, f"best point {best:g}; " + verdict.evidence)
 
 
+def near_value(quantity: str, values: Values, target: float, margin: float, why: str = "",
+               level: float = LEVEL) -> Verdict:
+    """The claim that ``quantity`` (one value per repeat) is what a paper reports,
+    ``target``, within ``margin``: HOLDS when the whole interval of its mean lies within
+    the margin, FAILS when the whole interval lies outside it, INCONCLUSIVE otherwise."""
+    e = estimate(values, level)
+    head = (f"claim {quantity} within {margin:g} of {target:g}; measured {e.text()}; "
+            f"margin {margin:g}" + (f" ({why})" if why else ""))
+    if e.n == 0:
+        return Verdict(NOT_RUN, "no runs; " + head)
+    if e.n < 2:
+        return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, so no "
+                       "value can be judged; " + head)
+    if target - margin <= e.low and e.high <= target + margin:
+        return Verdict(HOLDS, head)
+    if e.high < target - margin or e.low > target + margin:
+        return Verdict(FAILS, "the interval lies outside the margin; " + head)
+    return Verdict(INCONCLUSIVE, "the interval crosses the margin; " + head)
+
+
 def per_seed(frame: pd.DataFrame, value: str, seed: str = "seed",
              where: Mapping[str, object] | None = None) -> pd.Series:
     """The column ``value`` of the rows matching ``where`` (column -> value; a float

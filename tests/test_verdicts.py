@@ -24,6 +24,7 @@ from fedlib.verdicts import (
     difference,
     estimate,
     interior_optimum,
+    near_value,
     per_seed,
 )
 
@@ -197,3 +198,10 @@ def test_per_seed_matches_floats_and_missing_values() -> None:
                           "acc": [0.5, 0.6, 0.7, 0.8, 0.9]})
     assert per_seed(frame, "acc", where={"eps": 0.3}).to_dict() == {0: 0.5, 1: 0.7}
     assert per_seed(frame, "acc", where={"eps": None}).to_dict() == {0: 0.9}
+
+
+def test_near_value_reads_the_whole_interval() -> None:
+    assert near_value("error", _arm([0.095, 0.1, 0.098]), 0.097, 0.03).status == HOLDS
+    assert near_value("error", _arm([0.46, 0.47, 0.45]), 0.097, 0.03).status == FAILS
+    assert near_value("error", _arm([0.05, 0.2, 0.1]), 0.097, 0.03).status == INCONCLUSIVE
+    assert near_value("error", _arm([0.1]), 0.097, 0.03).status == NOT_RUN

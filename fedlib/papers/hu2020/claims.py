@@ -20,9 +20,6 @@ from fedlib.papers.hu2020.experiment import DELTA, FIG2_SETTINGS, HuSetup, Task,
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy import hu2020_sigma
 from fedlib.verdicts import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -31,6 +28,7 @@ from fedlib.verdicts import (
     combine,
     estimate,
     interior_optimum,
+    near_value,
     per_seed,
 )
 
@@ -257,25 +255,6 @@ def _gated(verdict: Verdict, arms: dict[str, pd.Series], trivial: Trivial) -> Ve
         return verdict
     return Verdict(NOT_TESTABLE, f"within noise of or worse than {trivial.name} "
                    f"({trivial.value:.3f}): " + "; ".join(at) + "; " + verdict.evidence)
-
-
-def near_value(quantity: str, values: pd.Series, target: float, margin: float,
-               why: str) -> Verdict:
-    """Whether the mean of ``values`` (one per repeat) lies within ``margin`` of a value
-    a paper reports: HOLDS when its whole interval does, FAILS when its whole interval
-    lies outside, INCONCLUSIVE otherwise."""
-    e = estimate(values)
-    head = (f"claim {quantity} within {margin:g} of {target:g}; measured {e.text()}; "
-            f"margin {margin:g} ({why})")
-    if e.n == 0:
-        return Verdict(NOT_RUN, "no runs; " + head)
-    if e.n < 2:
-        return Verdict(NOT_RUN, ONE_REPEAT + "; " + head)
-    if target - margin <= e.low and e.high <= target + margin:
-        return Verdict(HOLDS, head)
-    if e.high < target - margin or e.low > target + margin:
-        return Verdict(FAILS, "the interval lies outside the margin; " + head)
-    return Verdict(INCONCLUSIVE, "the interval crosses the margin; " + head)
 
 
 def _primal_curves(frame: pd.DataFrame) -> pd.DataFrame:
