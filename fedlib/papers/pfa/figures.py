@@ -26,13 +26,14 @@ FIG8_PANELS = [("mnist", "logr"), ("mnist", "cnn")]
 def accuracy_panels(frame: pd.DataFrame, panels: Sequence[tuple[str, str]], title: str,
                     order: Sequence[str]) -> plt.Figure:
     """Test accuracy against rounds, one panel per (dataset, model), one line per method
-    (the ``method`` column) in ``order``; the legend is on the first panel."""
+    (the ``method`` column) in ``order``: the mean over seeds, with a band of one
+    standard deviation where there are several; the legend is on the first panel."""
     figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.4), sharey=True,
                                 squeeze=False)
     for ax, (dataset, model) in zip(axes[0], panels, strict=True):
         data = frame[(frame["dataset"] == dataset) & (frame["model"] == model)]
         sns.lineplot(data=data, x="round", y="accuracy", hue="method", hue_order=list(order),
-                     ax=ax, errorbar=None, legend=ax is axes[0][0])
+                     ax=ax, errorbar="sd", legend=ax is axes[0][0])
         name = data["data"].iloc[0] if len(data) else dataset
         ax.set_title(f"{name} / {model} ({title})")
         ax.set_ylim(0, 1)
@@ -51,7 +52,8 @@ def figure_3(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
 
 
 def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
-    """Final accuracy on MNIST by budget distribution, one bar per method.
+    """Final accuracy on MNIST by budget distribution, one bar per method: the mean over
+    seeds, with one standard deviation where there are several.
 
     ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
     """
@@ -60,7 +62,7 @@ def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     figure, ax = plt.subplots(figsize=(10, 3.6))
     sns.barplot(data=fig4, x="distribution", y="accuracy", hue="method", hue_order=list(order),
                 order=[d for d in DISTRIBUTIONS if d in set(fig4["distribution"])], ax=ax,
-                errorbar=None)
+                errorbar="sd")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8, ncol=len(order), loc="lower center", bbox_to_anchor=(0.5, 1.0),
               frameon=False)
@@ -103,26 +105,35 @@ def show_figure_5(curves: pd.DataFrame, scale: str, left_out: dict[str, str] | N
 
 def figure_6(final: pd.DataFrame) -> plt.Figure:
     """(a) PFA+ against the projection dimension k, with WeiAvg as a reference line;
-    (b) PFA with the public subspace against a random Gaussian one.
+    (b) PFA with the public subspace against a random Gaussian one. Means over seeds,
+    with a band of one standard deviation where there are several.
 
     ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
     """
     fig6 = final[final["figure"] == "fig6"]
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    plus = fig6[fig6["aggregator"] == "pfa+"].groupby("k")["accuracy"].mean()
-    axes[0].plot(plus.index, plus.values, marker="o", label="PFA+")
+    _mean_and_spread(axes[0], fig6[fig6["aggregator"] == "pfa+"], "PFA+")
     weiavg = fig6[fig6["aggregator"] == "weiavg"]["accuracy"].mean()
     axes[0].axhline(weiavg, color="grey", linestyle="--", label="WeiAvg")
     axes[0].set(xscale="log", xlabel="k", ylabel="accuracy", title="(a) PFA+ against k")
     axes[0].legend()
     for projection, label in (("public", "public subspace"), ("random", "random Gaussian")):
-        part = fig6[(fig6["aggregator"] == "pfa") & (fig6["projection"] == projection)]
-        mean = part.groupby("k")["accuracy"].mean()
-        axes[1].plot(mean.index, mean.values, marker="o", label=label)
+        _mean_and_spread(axes[1], fig6[(fig6["aggregator"] == "pfa")
+                                       & (fig6["projection"] == projection)], label)
     axes[1].set(xscale="log", xlabel="k", title="(b) PFA: projection subspace")
     axes[1].legend()
     figure.tight_layout()
     return figure
+
+
+def _mean_and_spread(ax: plt.Axes, final: pd.DataFrame, label: str) -> None:
+    """Final accuracy against k: the mean over seeds, and a band of one standard
+    deviation (none with one seed)."""
+    by_k = final.groupby("k")["accuracy"]
+    mean, spread = by_k.mean(), by_k.std(ddof=1).fillna(0.0)
+    line, = ax.plot(mean.index, mean.values, marker="o", label=label)
+    ax.fill_between(mean.index, mean - spread, mean + spread, color=line.get_color(),
+                    alpha=0.2, linewidth=0)
 
 
 def figure_7(traffic: pd.DataFrame) -> plt.Figure:
@@ -151,7 +162,8 @@ def figure_8(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
 
 def figure_13(spectra: pd.DataFrame) -> plt.Figure:
     """Share of the variance of each eigenvalue of the public updates, one bar colour per
-    model and round (a note instead when no round had two public updates).
+    model and round: the mean over seeds, with one standard deviation where there are
+    several (a note instead when no round had two public updates).
 
     ``spectra``: :func:`fedlib.papers.pfa.claims.spectrum_table`.
     """
@@ -161,7 +173,7 @@ def figure_13(spectra: pd.DataFrame) -> plt.Figure:
         ax.set_axis_off()
     else:
         sns.barplot(data=spectra, x="index", y="share", hue=spectra["model"] + ", round "
-                    + spectra["round"].astype(str), ax=ax, errorbar=None)
+                    + spectra["round"].astype(str), ax=ax, errorbar="sd")
         ax.set(xlabel="eigenvalue (largest first)", ylabel="share of the variance")
     figure.tight_layout()
     return figure

@@ -11,6 +11,7 @@ import pytest
 
 from fedlib.papers.pfa import figures
 from fedlib.papers.pfa.experiment import LABELS, MAIN_AGGREGATORS
+from fedlib.plots import left_out_note
 
 NAMES = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
          "imdb": "IMDb"}
@@ -122,10 +123,10 @@ def test_show_figure_5_says_when_it_was_not_run(monkeypatch: pytest.MonkeyPatch)
     assert "CIFAR-10 and IMDb" in shown[1].data
     assert not plt.get_fignums(), "the shown figure is closed"
     shown.clear()
-    figures.show_figure_5(_curves("fig3", figures.FIG3_PANELS), "paper", {
-        "fig5": "14 of 14 runs of pfa-heterogeneous are neither cached nor published"})
-    assert len(shown) == 1 and shown[0].data.startswith(
-        "Not drawn: the runs of `fig5` (14 of 14 runs of pfa-heterogeneous are neither")
+    left_out = {"fig5": "14 of 14 runs of pfa-heterogeneous are neither cached nor published"}
+    figures.show_figure_5(_curves("fig3", figures.FIG3_PANELS), "paper", left_out)
+    assert len(shown) == 1 and shown[0].data == left_out_note(["fig5"], left_out)
+    assert shown[0].data.startswith("Not drawn: the runs of `fig5` (14 of 14 runs of pfa")
 
 
 def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:
@@ -149,6 +150,10 @@ def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:
     np.testing.assert_allclose(public.get_ydata(), [0.75, 0.65])
     np.testing.assert_allclose(random.get_ydata(), [0.5, 0.55])
     assert right.get_xscale() == "log"
+    # The spread over the two k=5 runs is drawn as a band around PFA+'s mean.
+    band = left.collections[0].get_paths()[0].vertices[:, 1]
+    spread = np.std([0.7, 0.6], ddof=1)
+    assert band.min() == pytest.approx(0.65 - spread) and band.max() == pytest.approx(0.8)
 
 
 def test_figure_7_plots_cumulative_uplink_of_fedavg_and_pfa_plus() -> None:
