@@ -58,3 +58,27 @@ def test_ppsgd_emnist_grids_are_checked(field: str, value: object, message: str)
 
     with pytest.raises(ValueError, match=message):
         replace(experiment.tier("quick").linear, **{field: value})
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"rounds": 10**12}, r"rounds=1,000,000,000,000 is above 100,000"),
+    ({"local_steps": 10**9}, r"local_steps=1,000,000,000 is above 1,000,000"),
+    ({"n_test": -1}, r"n_test must be a >= 1 integer, got -1"),
+    ({"distributions": ("zipf",)}, r"distributions names \['zipf'\]"),
+    ({"fig4_model": "mlp"}, r"fig4_model='mlp' is not a model of Figure 4"),
+    ({"lr_cnn": math.nan}, r"lr_cnn must be a finite number > 0"),
+])
+def test_pfa_tiers_are_checked(overrides: dict, message: str) -> None:
+    from fedlib.papers.pfa import experiment
+
+    with pytest.raises(ValueError, match=message):
+        experiment.tier("quick", **overrides)
+
+
+def test_pfa_authors_setting_is_checked() -> None:
+    from fedlib.papers.pfa.experiment import AuthorsSetting
+
+    with pytest.raises(ValueError, match=r"aggregators names \['fedsgd'\]"):
+        AuthorsSetting(aggregators=("fedavg", "fedsgd"))
+    with pytest.raises(ValueError, match="seeds must be a non-empty tuple"):
+        AuthorsSetting(seeds=())

@@ -36,6 +36,7 @@ from fedlib.data.cifar10 import load_cifar10
 from fedlib.data.imdb import build_vocabulary, encode_reviews, load_imdb
 from fedlib.data.loaders import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
+from fedlib.limits import check_finite, check_size
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
 from fedlib.papers.pfa.budgets import CALIBRATIONS, authors_budgets, sample_budgets
 from fedlib.papers.pfa.training import Federation, Hyperparameters, Variant, train_variants
@@ -108,6 +109,23 @@ class AuthorsSetting:
     random_projection: bool = True
     budget_draw: str = "authors"
 
+    def __post_init__(self) -> None:
+        for name in ("rounds", "local_steps", "n_clients", "examples_per_client", "batch_size",
+                     "k", "n_test", "eval_every"):
+            check_size(getattr(self, name), name)
+        check_finite(self.lr, "lr", inclusive=False)
+        _check_names(self.distributions, "distributions", DISTRIBUTIONS)
+        _check_names(self.calibrations, "calibrations", CALIBRATIONS)
+        _check_names(self.aggregators, "aggregators", MAIN_AGGREGATORS)
+        _check_names(self.models, "models", ("logr-authors", "logr"))
+        if not self.seeds or any(isinstance(x, bool) or not isinstance(x, int) or x < 0
+                                 for x in self.seeds):
+            raise ValueError(f"seeds must be a non-empty tuple of integers >= 0, "
+                             f"got {self.seeds!r}")
+        if self.budget_draw not in ("authors", "ours"):
+            raise ValueError(f"budget_draw must be 'authors' or 'ours', "
+                             f"got {self.budget_draw!r}")
+
 
 
 @dataclass(frozen=True)
@@ -130,6 +148,32 @@ class PfaSetup:
     k: int = 1
     fig5: bool = False
     authors: AuthorsSetting | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("n_clients", "rounds", "local_steps", "batch_size", "n_test",
+                     "eval_every", "repeats", "k"):
+            check_size(getattr(self, name), name)
+        if self.fig4_model not in ("logr", "cnn"):
+            raise ValueError(f"fig4_model={self.fig4_model!r} is not a model of Figure 4; "
+                             "use 'logr' or 'cnn'")
+        if not self.k_grid:
+            raise ValueError("k_grid must hold at least one number of directions")
+        for k in self.k_grid:
+            check_size(k, "k")
+        _check_names(self.distributions, "distributions", DISTRIBUTIONS)
+        for name in ("lr_logr", "lr_cnn", "lr_lstm"):
+            check_finite(getattr(self, name), name, inclusive=False)
+        if self.authors is not None and not isinstance(self.authors, AuthorsSetting):
+            raise ValueError(f"authors must be an AuthorsSetting or None, got {self.authors!r}")
+
+
+def _check_names(names: tuple[str, ...], field: str, known: tuple[str, ...]) -> None:
+    """A non-empty tuple of names, each one of ``known``."""
+    if not isinstance(names, tuple) or not names:
+        raise ValueError(f"{field} must be a non-empty tuple, got {names!r}")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"{field} names {unknown}, not among {', '.join(known)}")
 
 
 TIERS: dict[str, PfaSetup] = {
