@@ -94,6 +94,26 @@ def published_dir() -> Path:
     return _env_path("FEDLIB_PUBLISHED_DIR", PROJECT_ROOT / "data" / "published")
 
 
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message shows it: relative to the project root when inside it (what a
+    reader types there, e.g. in ``git checkout -- data/published/pfa``), else absolute."""
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+_TEMPORARY_SUFFIX = ".tmp"
+
+
+def temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """The temporary files :func:`atomic_path` makes in ``folder`` (``.<name>.<random>.tmp``),
+    sorted: while a write runs, its own; after a process was killed during one, leftovers."""
+    return sorted(path for path in Path(folder).glob(f".*{_TEMPORARY_SUFFIX}")
+                  if path.is_file())
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds.
@@ -103,7 +123,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                               suffix=_TEMPORARY_SUFFIX)
     os.close(fd)
     try:
         yield Path(tmp)
