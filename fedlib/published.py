@@ -21,25 +21,44 @@ runs: the digest of every file of a runner module (``modules``), the runs comput
 together (``groups``, named by their first run) and the columns of a table (``schemas``,
 named by a digest). One run per line, so that a new export is a readable diff.
 
+Every name a manifest gives (tier, run key, group, schema, module, source file) is checked
+on read against what it can be, and so are its sections, fields and their types: a
+manifest that fails is refused with a :class:`PublishedStoreError` naming the file, the
+field and the value, never followed to a path outside its folder. A run whose table
+cannot be read or does not match its digest is *damaged*: it is computed instead, or,
+where computing is off, reported apart from the runs that are not published at all.
+
+Every write (:meth:`PublishedStore.add`, :meth:`PublishedStore.prune`) holds an exclusive
+lock on the experiment's folder (``<experiment>/.lock``) from reading the store to
+writing it, so that two exports at once both keep their runs; under it, the temporary
+files an interrupted export left behind are removed (git ignores both).
+
 ``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
 tier that are in the local cache and current; ``python -m fedlib.published status``
 lists what is published and whether it is current; ``python -m fedlib.published prune
 [EXPERIMENT ...]`` removes the stale runs once their replacements are exported.
 """
 
+
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import math
+import re
 import subprocess
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,12 +66,15 @@ import pyarrow.parquet as pq
 import fedlib
 from fedlib import paths
 from fedlib.sweeps import (
+    RUN_KEY_LENGTH,
     DamagedRunError,
     MissingRunsError,
     ResultStore,
     code_files,
     code_fingerprint,
     content_digest,
+    content_digests,
+    is_run_key,
     run_key,
     stored_only,
 )
@@ -61,9 +83,231 @@ from fedlib.tiers import SCALES
 PUBLISHED_LAYOUT = "fedlib-published/2"
 """Layout tag of every manifest: a manifest of another layout is refused, never guessed."""
 
+LOCK_NAME = ".lock"
+"""File in an experiment's folder that every write locks (never a run, never committed)."""
+
+CONFIG_DEPTH = 32
+"""How deeply a published config may nest (a run's config is a flat dict of settings)."""
+
 
 class PublishedStoreError(RuntimeError):
     """A published store that cannot be read as this layout (say what to do about it)."""
+
+
+# What a manifest may hold --------------------------------------------------------------
+
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", re.ASCII)
+_SCHEMA_NAME = re.compile(r"[0-9a-f]{12}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SOURCE_FILE = re.compile(r"\w+(/\w+)*\.py", re.ASCII)
+_RUN_KEY_FORM = f"a run key ({RUN_KEY_LENGTH} hex digits)"
+_LONGEST_NAME = 200
+_SECTIONS = ("modules", "schemas", "groups", "runs")
+_TEXT_FIELDS = ("code_fingerprint", "fedlib_version", "commit", "machine", "finished")
+_RUN_FIELDS = ("tier", "config", "module", "runner", "group", "columns", "sha256", "rows",
+               "wall_seconds", "cpu_seconds", "torch_threads", *_TEXT_FIELDS)
+
+
+class _ManifestProblem(Exception):
+    """What is wrong with a manifest (the caller says which file, and what to do)."""
+
+
+def _quoted(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut short when long (a hostile value may be huge)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fail(problem: str) -> NoReturn:
+    raise _ManifestProblem(problem)
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        _fail(f"{where} is {_quoted(value)}, not a JSON object")
+    return value
+
+
+def _array(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        _fail(f"{where} is {_quoted(value)}, not a JSON list")
+    return value
+
+
+def _named(value: Any, where: str, pattern: re.Pattern[str], what: str) -> str:
+    if (not isinstance(value, str) or len(value) > _LONGEST_NAME
+            or pattern.fullmatch(value) is None):
+        _fail(f"{where} {_quoted(value)} is not {what}")
+    return value
+
+
+def _run_key_named(value: Any, where: str) -> str:
+    if not is_run_key(value):
+        _fail(f"{where} {_quoted(value)} is not {_RUN_KEY_FORM}")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        _fail(f"{where} {_quoted(value)} is not text")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _count(value: Any, where: str) -> None:
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        _fail(f"{where} {_quoted(value)} is not a count (an integer, 0 or more)")
+
+
+def _seconds(value: Any, where: str) -> None:
+    if value is not None and not (_is_number(value) and math.isfinite(value) and value >= 0):
+        _fail(f"{where} {_quoted(value)} is not a number of seconds (finite, 0 or more, "
+              "or null)")
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) has lists or objects nested deeper than ``limit``."""
+    pending = [(value, 1)] if isinstance(value, dict | list) else []
+    while pending:
+        item, depth = pending.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        pending.extend((child, depth + 1) for child in children
+                       if isinstance(child, dict | list))
+    return False
+
+
+@cache
+def _is_dtype(name: str) -> bool:
+    try:
+        pd.api.types.pandas_dtype(name)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _check_modules(modules: dict[str, Any]) -> None:
+    for name, module in modules.items():
+        _named(name, "modules: module name", _MODULE_NAME, "a dotted module name")
+        where = f"modules.{name}"
+        _object(module, where)
+        for part in ("fingerprint", "files"):
+            if part not in module:
+                _fail(f"{where}.{part} is missing")
+        _text(module["fingerprint"], f"{where}.fingerprint")
+        for file, digest in _object(module["files"], f"{where}.files").items():
+            _named(file, f"{where}.files: file name", _SOURCE_FILE,
+                   "a source file of the package (such as nn/dpsgd.py)")
+            _text(digest, f"{where}.files.{file}")
+
+
+def _check_schemas(schemas: dict[str, Any]) -> None:
+    for name, columns in schemas.items():
+        _named(name, "schemas: schema name", _SCHEMA_NAME, "a schema name (12 hex digits)")
+        where = f"schemas.{name}"
+        seen: set[str] = set()
+        for pair in _array(columns, where):
+            if not (isinstance(pair, list) and len(pair) == 2
+                    and all(isinstance(part, str) for part in pair)):
+                _fail(f"{where}: column {_quoted(pair)} is not a [name, dtype] pair of text")
+            column, dtype = pair
+            if column in seen or column == "run_key":
+                _fail(f"{where}: column name {column!r} is reserved or given twice")
+            seen.add(column)
+            if not _is_dtype(dtype):
+                _fail(f"{where}: dtype {_quoted(dtype)} of column {column!r} is not a pandas "
+                      "dtype")
+
+
+def _check_groups(groups: dict[str, Any]) -> None:
+    for name, members in groups.items():
+        _run_key_named(name, "groups: group name")
+        if not _array(members, f"groups.{name}"):
+            _fail(f"groups.{name} is empty, not a list of the runs computed together")
+        for member in members:
+            _run_key_named(member, f"groups.{name} member")
+
+
+def _check_run(key: Any, entry: Any, manifest: dict[str, Any]) -> None:
+    _run_key_named(key, "runs: run key")
+    where = f"runs.{key}"
+    _object(entry, where)
+    for name in _RUN_FIELDS:
+        if name not in entry:
+            _fail(f"{where}.{name} is missing")
+    if entry["tier"] not in SCALES:
+        _fail(f"{where}.tier {_quoted(entry['tier'])} is not a run tier (one of "
+              f"{', '.join(SCALES)})")
+    if _nests_deeper(_object(entry["config"], f"{where}.config"), CONFIG_DEPTH):
+        _fail(f"{where}.config nests deeper than {CONFIG_DEPTH} levels")
+    _named(entry["module"], f"{where}.module", _MODULE_NAME, "a dotted module name")
+    if entry["runner"] != "":
+        _named(entry["runner"], f"{where}.runner", _MODULE_NAME,
+               "the name of a function (or empty)")
+    if _run_key_named(entry["group"], f"{where}.group") not in manifest["groups"]:
+        _fail(f"{where}.group {entry['group']!r} names no group of the manifest")
+    schema = _named(entry["columns"], f"{where}.columns", _SCHEMA_NAME,
+                    "a schema name (12 hex digits)")
+    if schema not in manifest["schemas"]:
+        _fail(f"{where}.columns {schema!r} names no schema of the manifest")
+    _named(entry["sha256"], f"{where}.sha256", _SHA256, "a SHA-256 digest (64 hex digits)")
+    _count(entry["rows"], f"{where}.rows")
+    for name in ("wall_seconds", "cpu_seconds"):
+        _seconds(entry[name], f"{where}.{name}")
+    if entry["torch_threads"] is not None:
+        _count(entry["torch_threads"], f"{where}.torch_threads")
+    for name in _TEXT_FIELDS:
+        _text(entry[name], f"{where}.{name}")
+
+
+def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+    """``manifest`` (parsed JSON) if its structure and every name in it are what this
+    layout writes; else a :class:`PublishedStoreError` naming ``path``, the field, the
+    value and what to do."""
+    try:
+        _object(manifest, "the manifest")
+    except _ManifestProblem as problem:
+        raise _store_error(path, problem) from None
+    if manifest.get("layout") != PUBLISHED_LAYOUT:
+        raise PublishedStoreError(
+            f"{path} has layout {_quoted(manifest.get('layout'))}, this fedlib reads "
+            f"{PUBLISHED_LAYOUT!r}: export the runs again with this version")
+    try:
+        _check_structure(manifest)
+    except _ManifestProblem as problem:
+        raise _store_error(path, problem) from None
+    return manifest
+
+
+def _check_structure(manifest: dict[str, Any]) -> None:
+    """Raise a :class:`_ManifestProblem` at the first thing of ``manifest`` that is wrong."""
+    if not isinstance(manifest.get("experiment", ""), str):
+        _fail(f"experiment {_quoted(manifest['experiment'])} is not text")
+    for section in _SECTIONS:
+        if section not in manifest:
+            _fail(f"section {section!r} is missing")
+        _object(manifest[section], f"section {section!r}")
+    _check_modules(manifest["modules"])
+    _check_schemas(manifest["schemas"])
+    _check_groups(manifest["groups"])
+    for key, entry in manifest["runs"].items():
+        _check_run(key, entry, manifest)
+
+
+def _store_error(path: Path, problem: Exception | str) -> PublishedStoreError:
+    return PublishedStoreError(
+        f"{path}: {problem}; restore the file from git (git checkout -- {paths.shown(path)}) "
+        "or export its runs again (python -m fedlib.published export --tier <tier>)")
+
+
+def _first_clause(error: BaseException) -> str:
+    """The start of an error's text, up to its first sentence's end (a message that
+    quotes it keeps its own first sentence whole)."""
+    return str(error).split(". ", 1)[0].strip().rstrip(".")
 
 
 def _file_digests(module: str) -> dict[str, str]:
@@ -86,6 +330,24 @@ def commit_description() -> str:
     return head + ("+changes" if dirty else "")
 
 
+@dataclass(frozen=True)
+class _TierTable:
+    """A tier's table of runs and, per run key, the positions of its rows."""
+
+    frame: pd.DataFrame
+    positions: dict[str, np.ndarray]
+
+
+_NO_ROWS = np.array([], dtype=np.intp)
+
+
+def _grouped(keys: Iterable[str], by: Callable[[str], Hashable]) -> dict[Hashable, list[str]]:
+    groups: dict[Hashable, list[str]] = {}
+    for key in keys:
+        groups.setdefault(by(key), []).append(key)
+    return groups
+
+
 class PublishedStore:
     """The published runs of one experiment (read-only for sweeps; :meth:`add` exports)."""
 
@@ -94,162 +356,321 @@ class PublishedStore:
             raise ValueError(f"experiment name {experiment!r} must be a plain folder name")
         self.experiment = experiment
         self.folder = (root or paths.published_dir()) / experiment
-        self._tables: dict[str, pd.DataFrame] = {}
+        self._tables: dict[str, _TierTable | DamagedRunError] = {}
 
     @property
     def manifest_path(self) -> Path:
         return self.folder / "manifest.json"
 
     def table_path(self, tier: str) -> Path:
+        if tier not in SCALES:
+            raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
         return self.folder / f"{tier}.parquet"
 
     def manifest(self) -> dict[str, Any]:
-        """The manifest (an empty one when nothing is published)."""
+        """The manifest (an empty one when nothing is published), checked
+        (:func:`check_manifest`)."""
         if not self.manifest_path.is_file():
             return {"layout": PUBLISHED_LAYOUT, "experiment": self.experiment, "runs": {},
                     "modules": {}, "groups": {}, "schemas": {}}
         try:
             manifest = json.loads(self.manifest_path.read_text())
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise PublishedStoreError(
-                f"{self.manifest_path} is not valid JSON ({error}); restore it from git "
-                "(git checkout -- <file>) or export the runs again") from error
-        if manifest.get("layout") != PUBLISHED_LAYOUT:
-            raise PublishedStoreError(
-                f"{self.manifest_path} has layout {manifest.get('layout')!r}, this fedlib "
-                f"reads {PUBLISHED_LAYOUT!r}: export the runs again with this version")
-        return manifest
+                f"{self.manifest_path} is not valid JSON ({_first_clause(error)}); restore it "
+                f"from git (git checkout -- {paths.shown(self.manifest_path)}) or export the "
+                "runs again") from error
+        return check_manifest(manifest, self.manifest_path)
 
-    def runs(self) -> dict[str, dict[str, Any]]:
+    def runs(self, manifest: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """Every published run's manifest entry, with its ``group`` (the keys of the runs
-        computed with it) and ``columns`` (``[name, dtype]`` pairs) written out."""
-        manifest = self.manifest()
+        computed with it) and ``columns`` (``[name, dtype]`` pairs) written out (of
+        ``manifest``, when the caller has read it already)."""
+        manifest = manifest if manifest is not None else self.manifest()
         groups, schemas = manifest["groups"], manifest["schemas"]
         return {key: {**entry, "group": groups[entry["group"]],
                       "columns": schemas[entry["columns"]]}
                 for key, entry in manifest["runs"].items()}
 
-    def _tier_table(self, tier: str) -> pd.DataFrame:
+    def _table(self, tier: str) -> _TierTable:
+        """The tier's table (read once per store until the next write);
+        :class:`DamagedRunError` naming the file when it is missing or unreadable."""
         if tier not in self._tables:
-            path = self.table_path(tier)
-            self._tables[tier] = (pq.read_table(path).to_pandas() if path.is_file()
-                                  else pd.DataFrame({"run_key": pd.Series(dtype=str)}))
-        return self._tables[tier]
+            self._tables[tier] = self._read_table(tier)
+        table = self._tables[tier]
+        if isinstance(table, DamagedRunError):
+            raise table
+        return table
+
+    def _read_table(self, tier: str) -> _TierTable | DamagedRunError:
+        path = self.table_path(tier)
+        if not path.is_file():
+            return DamagedRunError(f"{path} is missing")
+        try:
+            frame = pq.read_table(path).to_pandas()
+        except Exception as error:  # any reader failure: truncated, empty, not Parquet
+            warnings.warn(f"{path} cannot be read as Parquet ({_first_clause(error)}): its "
+                          "runs are treated as damaged; restore it from git (git checkout -- "
+                          f"{paths.shown(path)})", RuntimeWarning, stacklevel=4)
+            return DamagedRunError(f"{path} cannot be read as Parquet")
+        if "run_key" not in frame.columns:
+            return DamagedRunError(f"{path} has no run_key column")
+        return _TierTable(frame, frame.groupby("run_key", sort=False).indices)
+
+    def find(self, keys: Iterable[str]) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+        """The published runs among ``keys``, each checked against its digest, and the
+        damaged ones, each with what is wrong (the file, and why)."""
+        found, damaged = self._verified(keys, keep_rows=True)
+        return {key: rows for key, rows in found.items() if rows is not None}, damaged
+
+    def damaged(self, manifest: dict[str, Any] | None = None) -> dict[str, str]:
+        """The damaged published runs (table unreadable or digest mismatch), with why (of
+        ``manifest``, when the caller has read it already)."""
+        manifest = manifest if manifest is not None else self.manifest()
+        return self._verified(manifest["runs"], keep_rows=False, manifest=manifest)[1]
+
+    def _verified(self, keys: Iterable[str], keep_rows: bool,
+                  manifest: dict[str, Any] | None = None
+                  ) -> tuple[dict[str, pd.DataFrame | None], dict[str, str]]:
+        """The published runs among ``keys`` that match their digests (their rows, or
+        None without ``keep_rows``) and the damaged ones, with why."""
+        if manifest is None and not self.manifest_path.is_file():
+            return {}, {}
+        published = self.runs(manifest)
+        wanted = [key for key in dict.fromkeys(keys) if key in published]
+        found: dict[str, pd.DataFrame | None] = {}
+        damaged: dict[str, str] = {}
+        for tier, tier_keys in _grouped(wanted, lambda k: published[k]["tier"]).items():
+            try:
+                table = self._table(str(tier))
+            except DamagedRunError as error:
+                damaged.update(dict.fromkeys(tier_keys, str(error)))
+                continue
+            by_schema = _grouped(tier_keys, lambda k: json.dumps(published[k]["columns"]))
+            for schema_keys in by_schema.values():
+                runs = {key: published[key] for key in schema_keys}
+                _verify_runs(table, runs, self.table_path(str(tier)), keep_rows, found,
+                             damaged)
+        return found, damaged
 
     def load(self, key: str) -> pd.DataFrame:
         """The published table of ``key``, checked against its digest
         (:class:`fedlib.sweeps.DamagedRunError` when it does not match)."""
-        entry = self.runs().get(key)
-        if entry is None:
+        if key not in self.runs():
             raise KeyError(f"run {key} is not published for {self.experiment}")
-        return self._checked(key, entry)
-
-    def _checked(self, key: str, entry: dict[str, Any]) -> pd.DataFrame:
-        table = self._tier_table(entry["tier"])
-        rows = table[table["run_key"] == key].drop(columns="run_key").reset_index(drop=True)
-        # One table holds runs of different columns: each run gets its own dtypes back.
-        columns = dict(entry["columns"])  # [name, dtype] pairs, in the run's order
-        rows = rows[list(columns)].astype(columns)
-        if content_digest(rows) != entry["sha256"]:
-            raise DamagedRunError(f"published run {key} of {self.experiment} does not match "
-                                  "its digest in the manifest")
-        return rows
+        found, damaged = self.find([key])
+        if key in damaged:
+            raise DamagedRunError(
+                f"published run {key} of {self.experiment} is damaged ({damaged[key]}); "
+                f"restore it from git (git checkout -- {paths.shown(self.folder)}) or export "
+                "it again")
+        return found[key]
 
     def lookup(self, keys: Iterable[str]) -> dict[str, pd.DataFrame]:
-        """The published tables of those ``keys`` that are published (a damaged one is
-        left out with a warning, and computed instead)."""
-        if not self.manifest_path.is_file():
-            return {}
-        published = self.runs()
-        found = {}
-        for key in keys:
-            if key not in published:
-                continue
-            try:
-                found[key] = self._checked(key, published[key])
-            except DamagedRunError as error:
-                warnings.warn(f"{error}; computing it instead", RuntimeWarning, stacklevel=2)
+        """The published tables of those ``keys`` that are published (the damaged ones
+        are left out with a warning, and computed instead)."""
+        found, damaged = self.find(keys)
+        if damaged:
+            warnings.warn(
+                f"{len(damaged)} published runs of {self.experiment} are damaged ("
+                f"{'; '.join(sorted(set(damaged.values())))}): computing them instead",
+                RuntimeWarning, stacklevel=2)
         return found
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the experiment's lock from reading the store to writing it (another
+        export waits), reading everything again under it; first remove what an
+        interrupted write left behind (no other write runs meanwhile)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / LOCK_NAME, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._tables.clear()
+                for leftover in paths.temporaries(self.folder):
+                    leftover.unlink(missing_ok=True)
+                yield
+            finally:
+                self._tables.clear()
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _frame_for_writing(self, tier: str) -> pd.DataFrame:
+        """The tier's table as it stands, to be rewritten (empty when there is none); a
+        :class:`PublishedStoreError` when it cannot be read (rewriting would lose runs)."""
+        if not self.table_path(tier).is_file():
+            return pd.DataFrame({"run_key": pd.Series(dtype=str)})
+        try:
+            return self._table(tier).frame
+        except DamagedRunError as error:
+            raise PublishedStoreError(
+                f"{error}: writing it again would lose the runs published in it; restore it "
+                f"from git (git checkout -- {paths.shown(self.table_path(tier))}), or delete "
+                f"{paths.shown(self.folder)} and export all its runs again") from error
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        with paths.atomic_path(self.manifest_path) as tmp:
+            tmp.write_text(manifest_text(manifest))
 
     def add(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]]
             ) -> int:
         """Publish ``runs`` (key, table, provenance as :meth:`ResultStore.provenance`
         gives it) under ``tier``, replacing a published run of the same key; the tier's
-        table and the manifest are each written atomically. Returns how many were new."""
+        table and the manifest are each written atomically, under the experiment's lock.
+        Returns how many were new."""
         if tier not in SCALES:
             raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
-        manifest = self.manifest()
-        # A run published before with the same rows keeps its entry: exporting again must
-        # not rewrite when and with which commit it was published.
-        runs = [(key, run, provenance) for key, run, provenance in runs
-                if manifest["runs"].get(key, {}).get("tier") != tier
-                or manifest["runs"][key].get("sha256") != content_digest(run)]
-        if not runs:
-            return 0
-        table = self._tier_table(tier)
-        new = 0
-        commit = commit_description()
-        kept = table[~table["run_key"].isin([key for key, _, _ in runs])]
-        frames = [kept] if len(kept) else []
-        for key, run, provenance in runs:
-            module = provenance["module"]
-            if run_key(provenance["config"], module) != key:
-                raise ValueError(f"run {key} was computed with other code or config than "
-                                 "the checkout's: it cannot be published as current")
-            new += key not in manifest["runs"]
-            manifest["modules"][module] = {"fingerprint": code_fingerprint(module),
-                                           "files": _file_digests(module)}
-            group = list(provenance.get("group", [key]))
-            manifest["groups"][group[0]] = group
-            columns = [[str(c), str(t)] for c, t in run.dtypes.items()]
-            schema = hashlib.sha256(json.dumps(columns).encode()).hexdigest()[:12]
-            manifest["schemas"][schema] = columns
-            manifest["runs"][key] = {
-                "tier": tier, "config": provenance["config"], "module": module,
-                "runner": provenance.get("runner", ""), "group": group[0],
-                "code_fingerprint": code_fingerprint(module),
-                "fedlib_version": fedlib.__version__, "commit": commit,
-                "machine": provenance.get("machine", "unknown"),
-                "finished": provenance.get("finished", "unknown"),
-                "wall_seconds": _share(provenance, "group_wall_seconds"),
-                "cpu_seconds": _share(provenance, "group_cpu_seconds"),
-                "torch_threads": provenance.get("torch_threads"),
-                "rows": len(run), "columns": schema, "sha256": content_digest(run)}
-            frames.append(run.assign(run_key=key))
-        _write_table(self.table_path(tier), pd.concat(frames, ignore_index=True))
-        _drop_unnamed(manifest)
-        with paths.atomic_path(self.manifest_path) as tmp:
-            tmp.write_text(manifest_text(manifest))
-        self._tables.pop(tier, None)
-        return new
+        with self._writing():
+            manifest = self.manifest()
+            runs = self._changed(tier, runs, manifest)
+            if not runs:
+                return 0
+            frame = self._frame_for_writing(tier)
+            commit = commit_description()
+            new = sum(key not in manifest["runs"] for key, _, _ in runs)
+            for key, run, provenance in runs:
+                _enter(manifest, tier, key, run, provenance, commit)
+            _drop_unnamed(manifest)
+            _check_before_writing(manifest)
+            kept = frame[~frame["run_key"].isin([key for key, _, _ in runs])]
+            frames = ([kept] if len(kept) else []) + [run.assign(run_key=key)
+                                                      for key, run, _ in runs]
+            _write_table(self.table_path(tier), pd.concat(frames, ignore_index=True))
+            self._write_manifest(manifest)
+            return new
+
+    def _changed(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]],
+                 manifest: dict[str, Any]) -> list[tuple[str, pd.DataFrame, dict[str, Any]]]:
+        """The runs to write: a run published before with the same rows keeps its entry
+        (exporting again must not rewrite when and with which commit it was published),
+        unless its published rows are damaged."""
+        def same(key: str, run: pd.DataFrame) -> bool:
+            entry = manifest["runs"].get(key, {})
+            return entry.get("tier") == tier and entry.get("sha256") == content_digest(run)
+
+        unchanged = {key for key, run, _ in runs if same(key, run)}
+        unchanged -= set(self._verified(unchanged, keep_rows=False, manifest=manifest)[1])
+        return [(key, run, provenance) for key, run, provenance in runs
+                if key not in unchanged]
 
     def prune(self) -> int:
         """Remove the stale runs (those whose key is no longer what the checkout's code
         gives their config), typically once their replacements are exported; tables and
-        manifest are each written atomically. Returns how many were removed."""
-        manifest = self.manifest()
-        stale = {key for key, entry in manifest["runs"].items() if not is_current(key, entry)}
-        if not stale:
+        manifest are each written atomically, under the experiment's lock. Returns how
+        many were removed."""
+        if not self.manifest_path.is_file():
             return 0
-        tiers = {manifest["runs"][key]["tier"] for key in stale}
-        for key in stale:
-            del manifest["runs"][key]
-        _drop_unnamed(manifest)
-        modules = {entry["module"] for entry in manifest["runs"].values()}
-        manifest["modules"] = {k: v for k, v in manifest["modules"].items() if k in modules}
-        # The manifest first: rows no run names are never read, a named run without rows
-        # would read as damaged.
-        with paths.atomic_path(self.manifest_path) as tmp:
-            tmp.write_text(manifest_text(manifest))
-        for tier in sorted(tiers):
-            table = self._tier_table(tier)
-            kept = table[~table["run_key"].isin(stale)].reset_index(drop=True)
-            if kept.empty:
-                self.table_path(tier).unlink()
-            else:
-                _write_table(self.table_path(tier), kept)
-            self._tables.pop(tier, None)
-        return len(stale)
+        with self._writing():
+            manifest = self.manifest()
+            stale = {key for key, entry in manifest["runs"].items()
+                     if not is_current(key, entry)}
+            if not stale:
+                return 0
+            tiers = sorted({manifest["runs"][key]["tier"] for key in stale})
+            frames = {tier: self._frame_for_writing(tier) for tier in tiers}
+            for key in stale:
+                del manifest["runs"][key]
+            _drop_unnamed(manifest)
+            modules = {entry["module"] for entry in manifest["runs"].values()}
+            manifest["modules"] = {k: v for k, v in manifest["modules"].items()
+                                   if k in modules}
+            # The manifest first: rows no run names are never read, a named run without
+            # rows would read as damaged.
+            self._write_manifest(manifest)
+            for tier, frame in frames.items():
+                kept = frame[~frame["run_key"].isin(stale)].reset_index(drop=True)
+                if kept.empty:
+                    self.table_path(tier).unlink(missing_ok=True)
+                else:
+                    _write_table(self.table_path(tier), kept)
+            return len(stale)
+
+
+def _check_before_writing(manifest: dict[str, Any]) -> None:
+    """Refuse to write a manifest that would be refused on reading it back (a run whose
+    provenance holds what no manifest may)."""
+    try:
+        _check_structure(manifest)
+    except _ManifestProblem as problem:
+        raise ValueError(f"the runs to publish would make a manifest that cannot be read "
+                         f"back ({problem}); nothing was written") from None
+
+
+def _verify_runs(table: _TierTable, runs: dict[str, dict[str, Any]], path: Path,
+                 keep_rows: bool, found: dict[str, pd.DataFrame | None],
+                 damaged: dict[str, str]) -> None:
+    """Check the rows of ``runs`` (entries of one schema) against their digests, all in
+    one pass; a run that fails is checked again on its own before it is called damaged."""
+    keys = list(runs)
+    columns = dict(runs[keys[0]]["columns"])  # [name, dtype] pairs, in the runs' order
+    positions = [table.positions.get(key, _NO_ROWS) for key in keys]
+    try:
+        # One table holds runs of different columns: each run gets its own dtypes back.
+        rows = (table.frame.iloc[np.concatenate(positions)][list(columns)]
+                .astype(columns).reset_index(drop=True))
+        digests: list[str | None] = list(content_digests(rows, [len(p) for p in positions]))
+    except (KeyError, ValueError, TypeError, OverflowError):
+        digests = [None] * len(keys)
+    start = 0
+    for key, where, digest in zip(keys, positions, digests, strict=True):
+        stop = start + len(where)
+        if digest == runs[key]["sha256"]:
+            found[key] = rows.iloc[start:stop].reset_index(drop=True) if keep_rows else None
+        else:
+            try:
+                found[key] = _run_rows(table, key, runs[key], path)
+            except DamagedRunError as error:
+                damaged[key] = str(error)
+        start = stop
+
+
+def _run_rows(table: _TierTable, key: str, entry: dict[str, Any], path: Path
+              ) -> pd.DataFrame:
+    """The rows of one run, with its own columns and dtypes, checked against its digest."""
+    rows = table.frame.iloc[table.positions.get(key, _NO_ROWS)]
+    columns = dict(entry["columns"])
+    try:
+        rows = rows[list(columns)].astype(columns).reset_index(drop=True)
+    except (KeyError, ValueError, TypeError, OverflowError) as error:
+        raise DamagedRunError(f"{path} does not hold the columns its manifest names") from error
+    if content_digest(rows) != entry["sha256"]:
+        raise DamagedRunError(f"{path} does not match its digest")
+    return rows
+
+
+def _group_of(key: str, provenance: dict[str, Any]) -> list[str]:
+    """The keys of the runs computed together with ``key`` (just ``key`` when the
+    provenance does not say, or says it in another form)."""
+    group = provenance.get("group")
+    if isinstance(group, list) and group and all(is_run_key(k) for k in group):
+        return list(group)
+    return [key]
+
+
+def _enter(manifest: dict[str, Any], tier: str, key: str, run: pd.DataFrame,
+           provenance: dict[str, Any], commit: str) -> None:
+    """Write the entry of one run (and what it shares with others) into ``manifest``."""
+    module = provenance["module"]
+    if run_key(provenance["config"], module) != key:
+        raise ValueError(f"run {key} was computed with other code or config than "
+                         "the checkout's: it cannot be published as current")
+    manifest["modules"][module] = {"fingerprint": code_fingerprint(module),
+                                   "files": _file_digests(module)}
+    group = _group_of(key, provenance)
+    manifest["groups"][group[0]] = group
+    columns = [[str(c), str(t)] for c, t in run.dtypes.items()]
+    schema = hashlib.sha256(json.dumps(columns).encode()).hexdigest()[:12]
+    manifest["schemas"][schema] = columns
+    manifest["runs"][key] = {
+        "tier": tier, "config": provenance["config"], "module": module,
+        "runner": provenance.get("runner", ""), "group": group[0],
+        "code_fingerprint": code_fingerprint(module),
+        "fedlib_version": fedlib.__version__, "commit": commit,
+        "machine": provenance.get("machine", "unknown"),
+        "finished": provenance.get("finished", "unknown"),
+        "wall_seconds": _share(provenance, "group_wall_seconds"),
+        "cpu_seconds": _share(provenance, "group_cpu_seconds"),
+        "torch_threads": provenance.get("torch_threads"),
+        "rows": len(run), "columns": schema, "sha256": content_digest(run)}
 
 
 def is_current(key: str, entry: dict[str, Any]) -> bool:
@@ -261,6 +682,46 @@ def published_experiments(root: Path | None = None) -> list[str]:
     """The experiments with a manifest in the store, sorted."""
     root = root or paths.published_dir()
     return sorted(p.name for p in root.glob("*") if (p / "manifest.json").is_file())
+
+
+def _being_written(folder: Path) -> bool:
+    """Whether a write holds the lock of an experiment's folder right now."""
+    lock = folder / LOCK_NAME
+    if not lock.is_file():
+        return False
+    with open(lock, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def leftovers(root: Path | None = None) -> dict[str, list[Path]]:
+    """Per experiment folder, the temporary files an interrupted export left behind
+    (never those of an export running now); the next write to the folder removes them."""
+    root = root or paths.published_dir()
+    found = {}
+    for folder in sorted(p for p in root.glob("*") if p.is_dir()):
+        if (files := paths.temporaries(folder)) and not _being_written(folder):
+            found[folder.name] = files
+    return found
+
+
+def leftover_lines(root: Path | None = None) -> list[str]:
+    """One line per experiment folder with leftovers of an interrupted export."""
+    lines = []
+    for name, files in leftovers(root).items():
+        them = "it" if len(files) == 1 else "them"
+        lines.append(f"{name}: {_plural(len(files), 'file')} left by an interrupted export "
+                     f"({', '.join(p.name for p in files)}): the next export or prune of "
+                     f"{name} removes {them}, or delete {them}")
+    return lines
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _write_table(path: Path, frame: pd.DataFrame) -> None:
@@ -292,8 +753,8 @@ def config_of(entry: dict[str, Any]) -> dict[str, Any]:
 def _drop_unnamed(manifest: dict[str, Any]) -> None:
     """Remove the groups and schemas no run names any more (runs exported again)."""
     runs = manifest["runs"].values()
-    for section, field in (("groups", "group"), ("schemas", "columns")):
-        named = {entry[field] for entry in runs}
+    for section, name in (("groups", "group"), ("schemas", "columns")):
+        named = {entry[name] for entry in runs}
         manifest[section] = {k: v for k, v in manifest[section].items() if k in named}
 
 
@@ -314,41 +775,109 @@ def manifest_text(manifest: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _share(provenance: dict[str, Any], field: str) -> float | None:
-    """A run's share of its group's seconds (the runs of a group are computed together)."""
-    total, size = provenance.get(field), provenance.get("group_size")
-    return round(total / size, 3) if total is not None and size else None
+def _share(provenance: dict[str, Any], name: str) -> float | None:
+    """A run's share of its group's seconds (the runs of a group are computed together);
+    None when the provenance does not say, or says something that is not a duration."""
+    total, size = provenance.get(name), provenance.get("group_size")
+    if not (_is_number(total) and math.isfinite(total) and total >= 0):
+        return None
+    if not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
+        return None
+    return round(total / size, 3)
 
 
-def cached_runs(experiment: str, tier: str, cache: Path | None = None
-                ) -> tuple[list[tuple[str, pd.DataFrame, dict[str, Any]]], int]:
+# Exporting from the local cache ------------------------------------------------------
+
+@dataclass
+class CachedRuns:
+    """What the local cache of an experiment holds for an export of one tier."""
+
+    current: list[tuple[str, pd.DataFrame, dict[str, Any]]] = field(default_factory=list)
+    """The runs of the tier whose key is what this checkout's code gives their config."""
+    stale: int = 0
+    """Runs of the tier computed with other code or config (left out)."""
+    other_tiers: Counter[str] = field(default_factory=Counter)
+    """Runs of other tiers, by tier ("" for runs computed without one; left out)."""
+    unreadable: list[Path] = field(default_factory=list)
+    """Cache files that cannot be read (left out, each with a warning)."""
+
+
+class ExportReport(NamedTuple):
+    """What :func:`export` did: runs exported, of which new, and what it left out."""
+
+    exported: int
+    new: int
+    stale: int
+    other_tiers: dict[str, int]
+    unreadable: list[Path]
+
+
+def cached_runs(experiment: str, tier: str, cache: Path | None = None) -> CachedRuns:
     """The runs of ``tier`` in the local cache of ``experiment`` that are current (their
-    key is what this checkout's code gives their config), and how many others of the
-    tier were left out because the code or the config changed since."""
+    key is what this checkout's code gives their config), and what was left out: stale
+    runs of the tier, runs of other tiers (or of none), files that cannot be read (each
+    with a warning naming it)."""
     store = ResultStore(experiment, cache)
-    current, stale = [], 0
+    runs = CachedRuns()
     for path in sorted(store.folder.glob("*.parquet")):
-        key = path.stem
-        provenance = store.provenance(key)
-        if provenance.get("tier") != tier:
-            continue
-        if run_key(provenance["config"], provenance["module"]) != key:
-            stale += 1
-            continue
-        current.append((key, store.load(key), provenance))
-    return current, stale
+        try:
+            _take_cached(store, path.stem, tier, runs)
+        except (DamagedRunError, OSError, ValueError, KeyError, TypeError, AttributeError,
+                pa.ArrowException) as error:
+            warnings.warn(f"cached run {path} cannot be read ({_first_clause(error)}): not "
+                          "exported; delete it (the run is computed again when next needed)",
+                          RuntimeWarning, stacklevel=2)
+            runs.unreadable.append(path)
+    return runs
+
+
+def _take_cached(store: ResultStore, key: str, tier: str, runs: CachedRuns) -> None:
+    """Sort the cached run ``key`` into ``runs`` (raises when its file cannot be read)."""
+    provenance = store.provenance(key)
+    run_tier = provenance.get("tier") or ""
+    if run_tier != tier:
+        runs.other_tiers[str(run_tier)] += 1
+    elif run_key(provenance["config"], provenance["module"]) != key:
+        runs.stale += 1
+    else:
+        runs.current.append((key, store.load(key), provenance))
 
 
 def export(experiment: str, tier: str, *, cache: Path | None = None,
-           root: Path | None = None) -> tuple[int, int, int]:
+           root: Path | None = None) -> ExportReport:
     """Publish every current run of ``tier`` in the local cache of ``experiment``.
-    Returns (runs exported, of which new, stale runs of the cache left out)."""
-    runs, stale = cached_runs(experiment, tier, cache)
-    if not runs:
-        return 0, 0, stale
-    new = PublishedStore(experiment, root).add(tier, runs)
-    return len(runs), new, stale
+    Returns the runs exported, of which new, and what was left out (stale runs of the
+    tier, runs of other tiers or of none, unreadable cache files)."""
+    runs = cached_runs(experiment, tier, cache)
+    new = PublishedStore(experiment, root).add(tier, runs.current) if runs.current else 0
+    return ExportReport(len(runs.current), new, runs.stale, dict(runs.other_tiers),
+                        runs.unreadable)
 
+
+def left_out_lines(report: ExportReport) -> list[str]:
+    """What an export left out besides stale runs, and why, one line each."""
+    lines = []
+    for tier, count in sorted(report.other_tiers.items()):
+        runs = _plural(count, "cached run")
+        if tier == "":
+            lines.append(f"{runs} {'has' if count == 1 else 'have'} no tier (computed through "
+                         "the Python API without a tier): not exported; compute them through "
+                         "their chapter, or call fedlib.sweeps.set_tier_label(<tier>) before "
+                         "sweeping")
+        elif tier in SCALES:
+            lines.append(f"{runs} {'is' if count == 1 else 'are'} of the {tier} tier: not "
+                         f"exported (use --tier {tier})")
+        else:
+            lines.append(f"{runs} {'is' if count == 1 else 'are'} labelled {tier!r}, which "
+                         f"is not a run tier ({', '.join(SCALES)}): not exported")
+    if report.unreadable:
+        lines.append(f"{_plural(len(report.unreadable), 'cached file')} cannot be read: not "
+                     "exported (the warnings name them; delete them, they are computed "
+                     "again when next needed)")
+    return lines
+
+
+# Reporting ------------------------------------------------------------------------------
 
 @cache
 def _stale_files(module: str, recorded: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
@@ -359,39 +888,56 @@ def _stale_files(module: str, recorded: tuple[tuple[str, str], ...]) -> tuple[st
 
 
 def status_table(root: Path | None = None) -> pd.DataFrame:
-    """One row per published experiment and tier: runs, how many are current, the files
-    whose change made the others stale, CPU hours, the machines and dates, and size."""
+    """One row per published experiment and tier: runs, how many are current, stale and
+    damaged (table unreadable or digest mismatch), the files whose change made the stale
+    ones stale, CPU hours, the machines and dates, and size."""
     root = root or paths.published_dir()
     rows = []
     for name in published_experiments(root):
         store = PublishedStore(name, root)
         manifest = store.manifest()
-        by_tier: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for key, entry in store.runs().items():
-            by_tier.setdefault(entry["tier"], []).append((key, entry))
-        for tier, entries in sorted(by_tier.items(), key=lambda item: SCALES.index(item[0])):
-            changed: set[str] = set()
-            current = 0
-            for key, entry in entries:
-                if is_current(key, entry):
-                    current += 1
-                else:
-                    recorded = manifest["modules"].get(entry["module"], {}).get("files", {})
-                    changed |= set(_stale_files(entry["module"],
-                                                tuple(sorted(recorded.items()))))
-            seconds = [e["cpu_seconds"] for _, e in entries if e.get("cpu_seconds")]
-            dates = sorted(str(e["finished"])[:10] for _, e in entries)
-            rows.append({
-                "experiment": name, "tier": tier, "runs": len(entries),
-                "current": current, "stale": len(entries) - current,
-                "changed since": ", ".join(sorted(changed)),
-                "CPU hours": round(sum(seconds) / 3600, 2),
-                "machines": "; ".join(sorted({e["machine"] for _, e in entries})),
-                "finished": f"{dates[0]} to {dates[-1]}" if dates else "",
-                "commits": ", ".join(sorted({e["commit"][:12] for _, e in entries})),
-                "size (kB)": round(store.table_path(tier).stat().st_size / 1024, 1)
-                if store.table_path(tier).is_file() else 0.0})
+        damaged = store.damaged(manifest)
+        by_tier: dict[str, list[str]] = {}
+        for key, entry in manifest["runs"].items():
+            by_tier.setdefault(entry["tier"], []).append(key)
+        for tier, keys in sorted(by_tier.items(), key=lambda item: SCALES.index(item[0])):
+            entries = [manifest["runs"][key] for key in keys]
+            rows.append({"experiment": name, "tier": tier,
+                         **_tier_status(manifest, keys, damaged),
+                         **_tier_provenance(entries),
+                         "size (kB)": round(store.table_path(tier).stat().st_size / 1024, 1)
+                         if store.table_path(tier).is_file() else 0.0})
     return pd.DataFrame(rows)
+
+
+def _tier_status(manifest: dict[str, Any], keys: list[str], damaged: dict[str, str]
+                 ) -> dict[str, Any]:
+    """Runs of one tier: how many, current, stale, damaged, and what made them stale."""
+    changed: set[str] = set()
+    current = stale = 0
+    for key in keys:
+        entry = manifest["runs"][key]
+        if key in damaged:
+            continue
+        if is_current(key, entry):
+            current += 1
+            continue
+        stale += 1
+        recorded = manifest["modules"].get(entry["module"], {}).get("files", {})
+        changed |= set(_stale_files(entry["module"], tuple(sorted(recorded.items()))))
+    return {"runs": len(keys), "current": current, "stale": stale,
+            "damaged": sum(key in damaged for key in keys),
+            "changed since": ", ".join(sorted(changed))}
+
+
+def _tier_provenance(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the runs of one tier come from: CPU hours, machines, dates, commits."""
+    seconds = [e["cpu_seconds"] for e in entries if e.get("cpu_seconds")]
+    dates = sorted(str(e["finished"])[:10] for e in entries)
+    return {"CPU hours": round(sum(seconds) / 3600, 2),
+            "machines": "; ".join(sorted({e["machine"] for e in entries})),
+            "finished": f"{dates[0]} to {dates[-1]}" if dates else "",
+            "commits": ", ".join(sorted({e["commit"][:12] for e in entries}))}
 
 
 def stored_runs(run: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any
@@ -442,24 +988,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     prune.add_argument("experiments", nargs="*",
                        help="published experiments (default: all of them)")
     args = parser.parse_args(argv)
-    if args.command == "status":
-        table = status_table()
-        print(table.to_string(index=False) if not table.empty else "nothing is published")
-        return 0
-    if args.command == "prune":
-        for name in args.experiments or published_experiments():
-            store = PublishedStore(name)
-            if not store.manifest_path.is_file():
-                raise SystemExit(f"nothing is published for {name!r} (no {store.manifest_path})")
-            print(f"{name}: {store.prune()} stale runs removed")
-        return 0
+    try:
+        return _COMMANDS[args.command](args)
+    except PublishedStoreError as error:
+        raise SystemExit(f"error: {error}") from error
+
+
+def _status_command(args: argparse.Namespace) -> int:
+    table = status_table()
+    print(table.to_string(index=False) if not table.empty else "nothing is published")
+    for line in leftover_lines():
+        print(line)
+    return 0
+
+
+def _prune_command(args: argparse.Namespace) -> int:
+    for name in args.experiments or published_experiments():
+        store = PublishedStore(name)
+        if not store.manifest_path.is_file():
+            raise SystemExit(f"nothing is published for {name!r} (no {store.manifest_path})")
+        print(f"{name}: {store.prune()} stale runs removed")
+    return 0
+
+
+def _export_command(args: argparse.Namespace) -> int:
     cache_root = paths.results_dir()
     names = args.experiments or sorted(p.name for p in cache_root.glob("*") if p.is_dir())
     for name in names:
-        exported, new, stale = export(name, args.tier)
-        print(f"{name}: {exported} {args.tier}-tier runs published ({new} new); "
-              f"{stale} stale cached runs left out")
+        report = export(name, args.tier)
+        print(f"{name}: {report.exported} {args.tier}-tier runs published ({report.new} new); "
+              f"{report.stale} stale cached runs left out")
+        for line in left_out_lines(report):
+            print(f"{name}: {line}")
     return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "status": _status_command, "prune": _prune_command, "export": _export_command}
 
 
 if __name__ == "__main__":

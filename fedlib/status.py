@@ -82,23 +82,29 @@ def status_markdown(folder: Path) -> str:
 
 def published_section() -> list[str]:
     """The published runs (:mod:`fedlib.published`) as Markdown lines: per experiment and
-    tier, how many are current and which files made the others stale."""
-    from fedlib.published import status_table
+    tier, how many are current, stale and damaged, which files made the stale ones stale,
+    and the files an interrupted export left behind."""
+    from fedlib.published import leftover_lines, status_table
 
     lines = ["## Published runs", "",
              "Runs computed once and committed with the project (`data/published/`); a "
              "build uses a run only while the code it ran with is unchanged. Stale runs "
-             "are listed with the files changed since, and computed again when needed.", ""]
+             "are listed with the files changed since, and computed again when needed; "
+             "damaged runs (a table that cannot be read or does not match its digest) are "
+             "computed again too, until the files are restored from git.", ""]
     table = status_table()
+    leftovers = [f"- {line}" for line in leftover_lines()]
+    if leftovers:
+        leftovers = ["", "Left by an interrupted export:", "", *leftovers]
     if table.empty:
-        return [*lines, "Nothing is published in this checkout."]
-    columns = ["experiment", "tier", "runs", "current", "stale", "changed since",
+        return [*lines, "Nothing is published in this checkout.", *leftovers]
+    columns = ["experiment", "tier", "runs", "current", "stale", "damaged", "changed since",
                "CPU hours", "machines", "finished", "commits", "size (kB)"]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for _, row in table.iterrows():
         lines.append("| " + " | ".join(str(row[c]) if row[c] != "" else "-" for c in columns)
                      + " |")
-    return lines
+    return [*lines, *leftovers]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,6 +21,9 @@ import json
 import math
 import os
 import platform
+import re
+import socket
+import sys
 import threading
 import time
 import warnings
@@ -32,7 +35,9 @@ from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -183,6 +188,18 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+RUN_KEY_LENGTH = 20
+"""Hex digits of a run key (:func:`run_key`)."""
+
+_RUN_KEY = re.compile(f"[0-9a-f]{{{RUN_KEY_LENGTH}}}")
+
+
+def is_run_key(value: Any) -> bool:
+    """Whether ``value`` has the form of a run key: :data:`RUN_KEY_LENGTH` lowercase hex
+    digits (and so can never name a path outside its folder)."""
+    return isinstance(value, str) and _RUN_KEY.fullmatch(value) is not None
+
+
 def run_key(config: Config, module: str | None = None) -> str:
     """Stable key of a run: hash of its full config, the fedlib version and the
     source of the fedlib code it depends on (see :func:`code_fingerprint`)."""
@@ -195,7 +212,7 @@ def run_key(config: Config, module: str | None = None) -> str:
         sort_keys=True,
         allow_nan=False,
     )
-    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+    return hashlib.sha256(payload.encode()).hexdigest()[:RUN_KEY_LENGTH]
 
 
 STORE_LAYOUT = "fedlib-run/1"
@@ -206,19 +223,34 @@ _METADATA_KEY = b"fedlib"
 
 def content_digest(table: pd.DataFrame) -> str:
     """SHA-256 of a run table's columns, dtypes and values (the cache's content check)."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([[str(c), str(table[c].dtype)] for c in table.columns]).encode())
-    digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
-    return digest.hexdigest()
+    return content_digests(table, [len(table)])[0]
+
+
+def content_digests(table: pd.DataFrame, sizes: Sequence[int]) -> list[str]:
+    """:func:`content_digest` of each of the consecutive slices of ``table`` whose numbers
+    of rows are ``sizes`` (the runs of one table, hashed in one pass: a row's hash does
+    not depend on the other rows)."""
+    if sum(sizes) != len(table):
+        raise ValueError(f"slices of {sum(sizes)} rows in all for a table of {len(table)}")
+    header = json.dumps([[str(c), str(table[c].dtype)] for c in table.columns]).encode()
+    rows = pd.util.hash_pandas_object(table, index=False).to_numpy()
+    bounds = np.cumsum([0, *sizes])
+    digests = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        digest = hashlib.sha256(header)
+        digest.update(rows[start:stop].tobytes())
+        digests.append(digest.hexdigest())
+    return digests
 
 
 class MissingRunsError(RuntimeError):
-    """Runs that are neither cached nor published, where computing is not allowed
-    (``FEDLIB_COMPUTE=0``)."""
+    """Runs that are neither cached nor published (or published but damaged), where
+    computing is not allowed (``FEDLIB_COMPUTE=0``)."""
 
 
 class DamagedRunError(RuntimeError):
-    """A cached run file that cannot be trusted (unreadable, other layout, content changed)."""
+    """A cached or published run that cannot be trusted (unreadable, other layout, content
+    changed)."""
 
 
 class ResultStore:
@@ -497,17 +529,15 @@ def sweep(
     if len(set(keys)) != len(keys):
         raise ValueError("configs contain duplicates: every run must differ in some field")
     cached = {k: table for k in keys if (table := store.read(k)) is not None}
-    if len(cached) < len(keys):
-        from fedlib.published import PublishedStore
-
-        cached.update(PublishedStore(experiment).lookup(k for k in keys if k not in cached))
+    found, damaged, folder = _published_runs(experiment, [k for k in keys if k not in cached])
+    cached.update(found)
     pending = [c for c, k in zip(configs, keys, strict=True) if k not in cached]
     if pending and (_STORED_ONLY.get() or not paths.compute_allowed()):
-        raise MissingRunsError(
-            f"{len(pending)} of {len(configs)} runs of {experiment} are neither cached nor "
-            "published. Computing is off here (FEDLIB_COMPUTE=0 or stored_only()): "
-            "compute them (unset FEDLIB_COMPUTE), or publish them from a machine that has "
-            "them (python -m fedlib.published export --tier <tier>)")
+        raise MissingRunsError(_missing_runs_message(
+            experiment, len(configs), len(pending) - len(damaged), damaged, folder))
+    if damaged:
+        warnings.warn(_damaged_runs_warning(experiment, damaged, folder), RuntimeWarning,
+                      stacklevel=2)
     groups = plan_groups(pending, batched, max_group_size)
 
     bar = tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
@@ -548,6 +578,55 @@ def sweep(
     return pd.concat(tables, ignore_index=True)
 
 
+def _published_runs(experiment: str, keys: list[str]
+                    ) -> tuple[dict[str, pd.DataFrame], dict[str, str], str]:
+    """The published runs of ``keys`` (checked), the damaged ones with why, and the
+    experiment's published folder as a message shows it."""
+    if not keys:
+        return {}, {}, ""
+    from fedlib.published import PublishedStore
+
+    published = PublishedStore(experiment)
+    found, damaged = published.find(keys)
+    return found, damaged, paths.shown(published.folder)
+
+
+def _damage(damaged: Mapping[str, str]) -> str:
+    """What is wrong with damaged published runs, one clause per file."""
+    return "; ".join(sorted(set(damaged.values())))
+
+
+def _missing_runs_message(experiment: str, total: int, absent: int,
+                          damaged: Mapping[str, str], folder: str) -> str:
+    """Why a sweep that may not compute cannot return its runs. The first sentence says
+    which runs are absent and which are damaged (a chapter shows it on its page), the
+    rest what to do about each."""
+    counts = []
+    if absent:
+        counts.append(f"{absent} of {total} runs of {experiment} are neither cached nor "
+                      "published")
+    if damaged:
+        counts.append((f"{len(damaged)}" if absent else
+                       f"{len(damaged)} of {total} runs of {experiment}")
+                      + f" are published but damaged ({_damage(damaged)})")
+    fixes = []
+    if absent:
+        fixes.append("compute them (unset FEDLIB_COMPUTE), or publish them from a machine "
+                     "that has them (python -m fedlib.published export --tier <tier>)")
+    if damaged:
+        fixes.append(f"restore the damaged ones from git (git checkout -- {folder}), or "
+                     "compute them (unset FEDLIB_COMPUTE) and export them again "
+                     "(python -m fedlib.published export --tier <tier>)")
+    return (" and ".join(counts) + ". Computing is off here (FEDLIB_COMPUTE=0 or "
+            "stored_only()): " + "; ".join(fixes))
+
+
+def _damaged_runs_warning(experiment: str, damaged: Mapping[str, str], folder: str) -> str:
+    return (f"{len(damaged)} published runs of {experiment} are damaged ({_damage(damaged)}): "
+            f"computing them instead; restore the published files from git (git checkout -- "
+            f"{folder}) or export the computed runs again")
+
+
 def _run_locally(groups, runner, workers, finish) -> None:
     cores = os.cpu_count() or 1
     workers = min(workers or cores, len(groups))
@@ -581,7 +660,54 @@ def _run_locally(groups, runner, workers, finish) -> None:
             raise
 
 
+RAY_CONNECT_TIMEOUT = 5.0
+"""Seconds to wait for a Ray cluster's port to answer before giving up on its address."""
+
+_RAY_PORTS = {"ray": 10001}
+"""Default port of an address's scheme (Ray Client); an address without one names the
+cluster's GCS, whose default port is 6379."""
+
+
+def _ray_endpoint(address: str) -> tuple[str, int] | None:
+    """Host and port a ``ray_address`` connects to; None where Ray finds the cluster
+    itself (``"local"`` starts one, ``"auto"`` without ``RAY_ADDRESS`` reads its notes)."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "").strip() or "auto"
+    if address in ("local", "auto"):
+        return None
+    parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    try:
+        port = parts.port or _RAY_PORTS.get(parts.scheme, 6379)
+    except ValueError as error:
+        raise ValueError(f"ray_address={address!r} has no valid port ({error}); write it "
+                         "as host:port or ray://host:port") from error
+    if not parts.hostname:
+        raise ValueError(f"ray_address={address!r} names no host; write it as host:port or "
+                         "ray://host:port, or use 'local' or 'auto'")
+    return parts.hostname, port
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Raise a ValueError naming ``address`` unless its host answers on its port within
+    ``timeout`` seconds (Ray itself retries an unreachable cluster for many minutes)."""
+    endpoint = _ray_endpoint(address)
+    if endpoint is None:
+        return
+    host, port = endpoint
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as error:
+        raise ValueError(
+            f"ray_address={address!r}: nothing answers at {host}:{port} within {timeout:g} s "
+            f"({error}); start the cluster there (ray start --head), correct the address, or "
+            "leave ray_address unset to run on local processes") from error
+
+
 def _run_on_ray(groups, runner, address, finish) -> None:
+    loaded = sys.modules.get("ray")
+    if loaded is None or not loaded.is_initialized():
+        check_ray_address(address)
     import ray
 
     started_here = not ray.is_initialized()

@@ -42,9 +42,9 @@ def _computed(tier: str = "paper") -> pd.DataFrame:
 def test_published_runs_replace_computing_and_say_where_they_come_from(
         store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = _computed()
-    assert export("toy", "paper") == (4, 4, 0)
-    assert export("toy", "paper") == (4, 0, 0)  # again: replaced, nothing new
-    assert export("toy", "quick") == (0, 0, 0)  # none of that tier
+    assert export("toy", "paper")[:3] == (4, 4, 0)
+    assert export("toy", "paper")[:3] == (4, 0, 0)  # again: replaced, nothing new
+    assert export("toy", "quick")[:3] == (0, 0, 0)  # none of that tier
     log = Path(str(tmp_path / "calls.log"))
     computed = len(calls(log))
     _fresh_cache(tmp_path, monkeypatch, "elsewhere")  # another machine: empty cache
@@ -70,7 +70,7 @@ def test_exporting_again_keeps_when_and_from_which_commit_a_run_was_published(
     export("toy", "paper")
     manifest = (store_root / "toy" / "manifest.json").read_bytes()
     monkeypatch.setattr(published, "commit_description", lambda: "b" * 40)
-    assert export("toy", "paper") == (4, 0, 0)
+    assert export("toy", "paper")[:3] == (4, 0, 0)
     assert (store_root / "toy" / "manifest.json").read_bytes() == manifest
     assert {e["commit"] for e in PublishedStore("toy").runs().values()} == {"a" * 40}
 
@@ -89,7 +89,7 @@ def test_a_code_change_makes_published_runs_stale_and_they_are_computed(
     assert (status["current"], status["stale"]) == (0, 4)
     # Stale runs of the cache are not exported either.
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "fedlib-cache-old"))
-    assert export("toy", "paper") == (0, 0, 0)
+    assert export("toy", "paper")[:3] == (0, 0, 0)
 
 
 def test_prune_removes_the_stale_runs_and_keeps_the_current_ones(
