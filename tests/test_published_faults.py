@@ -1,0 +1,468 @@
+"""The published store under faults: concurrent exports, hostile or damaged manifests and
+tables, leftovers of an interrupted export, cached runs an export cannot take, and an
+unreachable Ray cluster. Each fault ends in an error or a warning that names the file
+(or the address) and what to do, never in a lost run or a silent wrong answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_sweeps import calls, square_runner
+
+from fedlib import paths, published, sweeps
+from fedlib.published import PublishedStore, PublishedStoreError, export, status_table
+from fedlib.sweeps import MissingRunsError, ResultStore, sweep
+
+CONFIGS = [{"x": x} for x in range(4)]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "published"
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
+    return root
+
+
+def _computed(configs: list[dict] = CONFIGS, tier: str = "paper",
+              experiment: str = "toy") -> pd.DataFrame:
+    sweeps.set_tier_label(tier)
+    try:
+        return sweep(experiment, configs, square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+
+
+def _published(store_root: Path, experiment: str = "toy") -> pd.DataFrame:
+    runs = _computed(experiment=experiment)
+    export(experiment, "paper")
+    return runs
+
+
+def _empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "another-machine"))
+
+
+def _edit_manifest(store_root: Path, edit, experiment: str = "toy") -> Path:
+    path = store_root / experiment / "manifest.json"
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    return path
+
+
+def _first_run(manifest: dict) -> dict:
+    return manifest["runs"][min(manifest["runs"])]
+
+
+# Two exports at once -------------------------------------------------------------------
+
+EXPORTER = r"""
+import sys
+import time
+from pathlib import Path
+
+from fedlib import published, sweeps
+
+# The parent's run keys, whatever happens to the source meanwhile.
+sweeps.code_fingerprint = lambda module=None: "fixed"
+mine, everyone = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+original = published.commit_description
+
+
+def slowly() -> str:
+    time.sleep(2.0)  # widen the time between reading the store and writing it
+    return original()
+
+
+published.commit_description = slowly
+mine.touch()
+deadline = time.monotonic() + 60
+while not all(p.exists() for p in everyone):  # start exporting together
+    if time.monotonic() > deadline:
+        raise SystemExit("the other exporter never started")
+    time.sleep(0.01)
+print(published.export("toy", "paper")[0])
+"""
+
+
+def test_two_exports_into_one_experiment_at_once_keep_every_run(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    caches, keys = [tmp_path / "cache-a", tmp_path / "cache-b"], set()
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "fixed")
+    for cache, configs in zip(caches, [CONFIGS, [{"x": x} for x in range(4, 8)]],
+                              strict=True):
+        monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(cache))
+        keys |= set(_computed(configs)["run_key"])
+    ready = [tmp_path / "ready-a", tmp_path / "ready-b"]
+    exporters = [
+        subprocess.Popen([sys.executable, "-c", EXPORTER, str(mine), *map(str, ready)],
+                         env={**os.environ, "FEDLIB_RESULTS_DIR": str(cache)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cache, mine in zip(caches, ready, strict=True)]
+    outputs = []
+    try:
+        for process in exporters:
+            outputs.append(process.communicate(timeout=120))
+    finally:
+        for process in exporters:
+            process.kill()
+    for process, (out, err) in zip(exporters, outputs, strict=True):
+        assert process.returncode == 0, err
+        assert out.strip() == "4"
+    store = PublishedStore("toy")
+    assert set(store.runs()) == keys
+    assert set(store.lookup(keys)) == keys
+    assert not list(store.folder.glob(".*.tmp"))
+
+
+# Names read from a manifest -------------------------------------------------------------
+
+def _rename_group(manifest: dict, name: str) -> None:
+    run = _first_run(manifest)
+    manifest["groups"][name] = manifest["groups"].pop(run["group"])
+    run["group"] = name
+
+
+def _rename_schema(manifest: dict, name: str) -> None:
+    schema = _first_run(manifest)["columns"]
+    manifest["schemas"][name] = manifest["schemas"].pop(schema)
+    for entry in manifest["runs"].values():
+        entry["columns"] = name
+
+
+def _rename_run(manifest: dict, name: str) -> None:
+    key = min(manifest["runs"])
+    manifest["runs"][name] = manifest["runs"].pop(key)
+
+
+def _rename_module(manifest: dict, name: str) -> None:
+    manifest["modules"][name] = manifest["modules"].pop(_first_run(manifest)["module"])
+    for entry in manifest["runs"].values():
+        entry["module"] = name
+
+
+NAME_FIELDS = {
+    "tier": (lambda m, bad: _first_run(m).update(tier=bad), r"runs\.\w+\.tier"),
+    "module": (_rename_module, r"modules: module name"),
+    "run's module": (lambda m, bad: _first_run(m).update(module=bad), r"runs\.\w+\.module"),
+    "runner": (lambda m, bad: _first_run(m).update(runner=bad), r"runs\.\w+\.runner"),
+    "group name": (_rename_group, r"groups: group name"),
+    "group member": (lambda m, bad: m["groups"][_first_run(m)["group"]].append(bad),
+                     r"groups\.\w+ member"),
+    "run's group": (lambda m, bad: _first_run(m).update(group=bad), r"runs\.\w+\.group"),
+    "schema name": (_rename_schema, r"schemas: schema name"),
+    "run's schema": (lambda m, bad: _first_run(m).update(columns=bad), r"runs\.\w+\.columns"),
+    "run key": (_rename_run, r"runs: run key"),
+    "module file": (lambda m, bad: m["modules"][_first_run(m)["module"]]["files"].update(
+        {bad: "0" * 16}), r"modules\.\S+\.files: file name"),
+}
+
+
+@pytest.mark.parametrize("field", sorted(NAME_FIELDS))
+@pytest.mark.parametrize("bad", ["../other/paper", "../../elsewhere/x", "/etc/passwd"])
+def test_a_path_in_a_name_field_of_the_manifest_is_refused_naming_file_field_and_value(
+        store_root: Path, field: str, bad: str) -> None:
+    _published(store_root)
+    edit, where = NAME_FIELDS[field]
+    path = _edit_manifest(store_root, lambda manifest: edit(manifest, bad))
+    with pytest.raises(PublishedStoreError) as raised:
+        PublishedStore("toy").runs()
+    message = str(raised.value)
+    assert message.startswith(f"{path}: ")
+    assert re.search(where, message), message
+    assert repr(bad) in message and "git checkout --" in message
+
+
+def test_a_tier_that_walks_out_of_its_folder_touches_no_other_file(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _published(store_root, "other")
+    runs = _published(store_root)
+    key = min(runs["run_key"])
+    outside = tmp_path / "elsewhere" / "x.parquet"  # a file only the stale run names
+    outside.parent.mkdir()
+    pq.write_table(pa.table({"run_key": [key], "y": [0]}), outside)
+    files = [store_root / "other" / "paper.parquet", outside]
+    before = [(path.stat().st_ino, path.read_bytes()) for path in files]
+    _empty_cache(tmp_path, monkeypatch)
+    for bad in ["../other/paper", "../../elsewhere/x"]:
+        # The run is stale (its config changed): prune would rewrite its tier's table.
+        _edit_manifest(store_root, lambda m, bad=bad: m["runs"][key].update(
+            tier=bad, config={"x": 99}))
+        with pytest.raises(PublishedStoreError, match="is not a run tier"):
+            PublishedStore("toy").prune()
+        with pytest.raises(PublishedStoreError, match="is not a run tier"):
+            sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert [(path.stat().st_ino, path.read_bytes()) for path in files] == before
+
+
+# Structure of manifest and table ---------------------------------------------------------
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+STRUCTURE_FAULTS = {
+    "not an object": (lambda m: None, "[1, 2]", r"the manifest is \[1, 2\], not a JSON object"),
+    "no groups": (lambda m: m.pop("groups"), None, r"section 'groups' is missing"),
+    "runs a list": (lambda m: m.update(runs=[]), None, r"section 'runs' is \[\], not a JSON"),
+    "run not an object": (lambda m: m["runs"].update({min(m["runs"]): 3}), None,
+                          r"runs\.\w+ is 3, not a JSON object"),
+    "no digest": (lambda m: _first_run(m).pop("sha256"), None, r"runs\.\w+\.sha256 is missing"),
+    "rows as text": (lambda m: _first_run(m).update(rows="1"), None,
+                     r"runs\.\w+\.rows '1' is not a count"),
+    "config a list": (lambda m: _first_run(m).update(config=[1]), None,
+                      r"runs\.\w+\.config is \[1\], not a JSON object"),
+    "unknown group": (lambda m: _first_run(m).update(group="0" * 20), None,
+                      r"runs\.\w+\.group '0{20}' names no group of the manifest"),
+    "unknown schema": (lambda m: _first_run(m).update(columns="0" * 12), None,
+                       r"runs\.\w+\.columns '0{12}' names no schema of the manifest"),
+    "bad dtype": (lambda m: m["schemas"][_first_run(m)["columns"]].append(["z", "no-type"]),
+                  None, r"schemas\.\w+: dtype 'no-type' of column 'z' is not a pandas dtype"),
+    "deep config": (lambda m: _first_run(m).update(config={"a": json.loads(_nested(80))}),
+                    None, r"runs\.\w+\.config nests deeper than"),
+    "deep JSON": (lambda m: None, _nested(100_000), r"is not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(STRUCTURE_FAULTS))
+def test_a_structurally_wrong_manifest_is_refused_naming_the_file(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str) -> None:
+    _published(store_root)
+    edit, text, expected = STRUCTURE_FAULTS[fault]
+    path = _edit_manifest(store_root, edit)
+    if text is not None:
+        path.write_text(text)
+    for read in (lambda: PublishedStore("toy").runs(), status_table):
+        with pytest.raises(PublishedStoreError, match=expected) as raised:
+            read()
+        assert str(raised.value).startswith(f"{path}")
+    _empty_cache(tmp_path, monkeypatch)
+    with pytest.raises(PublishedStoreError, match=expected):
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+
+
+@pytest.mark.parametrize(("field", "value"), [("cpu_seconds", -3600.0),
+                                              ("wall_seconds", -1),
+                                              ("cpu_seconds", float("inf")),
+                                              ("cpu_seconds", float("nan")),
+                                              ("cpu_seconds", "an hour"),
+                                              ("wall_seconds", True)])
+def test_seconds_that_are_not_a_duration_are_refused_naming_the_run(
+        store_root: Path, field: str, value: object) -> None:
+    runs = _published(store_root)
+    key = min(runs["run_key"])
+    path = _edit_manifest(store_root, lambda m: m["runs"][key].update({field: value}))
+    with pytest.raises(PublishedStoreError,
+                       match=rf"runs\.{key}\.{field} .* is not a number of seconds"
+                             r" \(finite, 0 or more, or null\)") as raised:
+        status_table()
+    assert str(raised.value).startswith(str(path))
+
+
+# Damaged and absent runs ------------------------------------------------------------------
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _alter(path: Path) -> None:
+    table = pq.read_table(path).to_pandas()
+    table.loc[0, "y"] = 1234
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), path)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _alter, lambda path: path.write_text("text")])
+def test_a_damaged_published_table_is_computed_instead_with_a_warning_naming_it(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage) -> None:
+    _published(store_root)
+    table = store_root / "toy" / "paper.parquet"
+    damage(table)
+    _empty_cache(tmp_path, monkeypatch)
+    log = tmp_path / "calls.log"
+    before = len(calls(log))
+    with pytest.warns(RuntimeWarning, match=f"{re.escape(str(table))}.*computing them "
+                                             "instead"):
+        runs = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert sorted(runs["y"]) == [0, 1, 4, 9]
+    assert len(calls(log)) > before
+
+
+@pytest.mark.parametrize(("damage", "reason"), [(_truncate, "cannot be read as Parquet"),
+                                                (_alter, "does not match its digest")])
+def test_without_computing_damaged_runs_are_told_apart_from_absent_ones(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage,
+        reason: str) -> None:
+    _published(store_root)
+    table = store_root / "toy" / "paper.parquet"
+    damage(table)
+    _empty_cache(tmp_path, monkeypatch)
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    damaged = 4 if damage is _truncate else 1
+    with pytest.raises(MissingRunsError) as raised:
+        sweep("toy", CONFIGS + [{"x": 9}], square_runner, workers=1, progress=False)
+    message = str(raised.value)
+    first = message.split(". ", 1)[0]  # what a chapter's page shows
+    assert first == (f"1 of 5 runs of toy are neither cached nor published and {damaged} are "
+                     f"published but damaged ({table} {reason})")
+    assert f"git checkout -- {store_root / 'toy'}" in message
+    with pytest.raises(MissingRunsError, match=rf"^{damaged} of 4 runs of toy are published "
+                                               "but damaged"):
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+
+
+def test_status_counts_damaged_runs_apart_from_current_ones(
+        store_root: Path, tmp_path: Path) -> None:
+    _published(store_root)
+    table = store_root / "toy" / "paper.parquet"
+    _alter(table)
+    row = status_table().iloc[0]
+    assert (row["runs"], row["current"], row["stale"], row["damaged"]) == (4, 3, 0, 1)
+    _truncate(table)
+    with pytest.warns(RuntimeWarning,
+                      match=f"{re.escape(str(table))} cannot be read as Parquet"):
+        row = status_table().iloc[0]
+    assert (row["runs"], row["current"], row["stale"], row["damaged"]) == (4, 0, 0, 4)
+
+
+def test_exporting_again_repairs_a_damaged_published_run(store_root: Path) -> None:
+    runs = _published(store_root)
+    _alter(store_root / "toy" / "paper.parquet")
+    assert export("toy", "paper")[:2] == (4, 0)
+    store = PublishedStore("toy")
+    assert set(store.lookup(runs["run_key"])) == set(runs["run_key"])
+
+
+# Leftovers of an interrupted export -------------------------------------------------------
+
+def test_a_write_removes_the_leftovers_of_an_interrupted_export_and_git_ignores_them(
+        store_root: Path, capsys: pytest.CaptureFixture) -> None:
+    _published(store_root)
+    leftover = store_root / "toy" / ".paper.parquet.k3j_x9ab.tmp"
+    leftover.write_bytes(b"half a table")
+    assert published.leftovers() == {"toy": [leftover]}
+    published.main(["status"])
+    assert "toy: 1 file left by an interrupted export" in capsys.readouterr().out
+    _computed([{"x": 5}])
+    export("toy", "paper")
+    assert not leftover.exists()
+    assert (store_root / "toy" / ".lock").is_file()
+    assert published.published_experiments() == ["toy"]
+    assert len(PublishedStore("toy").runs()) == 5
+    leftover.write_bytes(b"half a table")
+    PublishedStore("toy").prune()
+    assert not leftover.exists()
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("no git checkout to ask what it ignores")
+    names = ["data/published/toy/.paper.parquet.k3j_x9ab.tmp",
+             "data/published/toy/.manifest.json.0a1b2c.tmp", "data/published/toy/.lock"]
+    ignored = subprocess.run(["git", "check-ignore", *names], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert ignored.stdout.split() == names
+    kept = subprocess.run(["git", "check-ignore", "data/published/toy/paper.parquet",
+                           "data/published/toy/manifest.json"], cwd=ROOT, capture_output=True)
+    assert kept.returncode == 1  # the store itself is committed
+
+
+def test_the_status_page_mentions_leftovers(store_root: Path) -> None:
+    from fedlib.status import published_section
+
+    _published(store_root)
+    (store_root / "toy" / ".manifest.json.abc.tmp").write_text("{")
+    text = "\n".join(published_section())
+    assert "toy: 1 file left by an interrupted export" in text
+
+
+# What an export leaves out ---------------------------------------------------------------
+
+def test_export_says_how_many_cached_runs_of_other_tiers_it_left_out(
+        store_root: Path, capsys: pytest.CaptureFixture) -> None:
+    sweep("toy", CONFIGS, square_runner, workers=1, progress=False)  # the Python API: no tier
+    _computed([{"x": 7}], tier="quick")
+    report = export("toy", "paper")
+    assert report[:3] == (0, 0, 0)
+    assert report.other_tiers == {"": 4, "quick": 1}
+    assert published.main(["export", "--tier", "paper", "toy"]) == 0
+    out = capsys.readouterr().out
+    assert ("toy: 4 cached runs have no tier (computed through the Python API without a "
+            "tier): not exported") in out
+    assert "toy: 1 cached run is of the quick tier: not exported (use --tier quick)" in out
+
+
+def test_export_names_an_unreadable_cache_file_and_what_to_do(
+        store_root: Path, capsys: pytest.CaptureFixture) -> None:
+    runs = _computed()
+    broken = ResultStore("toy").path(min(runs["run_key"]))
+    broken.write_bytes(b"not parquet")
+    with pytest.warns(RuntimeWarning,
+                      match=f"cached run {re.escape(str(broken))} cannot be read .*delete it"):
+        report = export("toy", "paper")
+    assert report[:2] == (3, 3) and report.unreadable == [broken]
+    with pytest.warns(RuntimeWarning, match="cannot be read"):
+        published.main(["export", "--tier", "paper", "toy"])
+    assert "toy: 1 cached file cannot be read: not exported" in capsys.readouterr().out
+
+
+# An unreachable Ray cluster -----------------------------------------------------------------
+
+RAY_SWEEP = r"""
+import sys
+import time
+
+import pandas as pd
+
+from fedlib.sweeps import sweep
+
+
+def runner(configs):
+    return [pd.DataFrame({"x": [c["x"]]}) for c in configs]
+
+
+for address in sys.argv[1:]:
+    start = time.monotonic()
+    try:
+        sweep("ray-check", [{"x": 1}], runner, ray_address=address, progress=False)
+    except ValueError as error:
+        print(f"{time.monotonic() - start:.1f} {error}")
+"""
+
+
+def test_an_unreachable_ray_address_fails_within_seconds_naming_it(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a local port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    addresses = [f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"]
+    env = {**os.environ, "FEDLIB_PUBLISHED_DIR": str(tmp_path / "published")}
+    try:
+        done = subprocess.run([sys.executable, "-c", RAY_SWEEP, *addresses], env=env,
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("connecting to an unreachable Ray address did not fail within a minute")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    for line, address in zip(lines, addresses, strict=True):
+        seconds, message = line.split(" ", 1)
+        assert float(seconds) < 15
+        assert message.startswith(f"ray_address={address!r}: nothing answers at "
+                                  f"127.0.0.1:{port}")
+        assert "ray start --head" in message
+
+
+def test_leftover_names_are_those_atomic_writes_use(tmp_path: Path) -> None:
+    target = tmp_path / "paper.parquet"
+    with paths.atomic_path(target) as tmp:
+        assert paths.temporaries(tmp_path) == [tmp]
+    assert paths.temporaries(tmp_path) == []
