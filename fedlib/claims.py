@@ -7,6 +7,7 @@ the scorecard reads every file there.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -89,6 +90,9 @@ class Claim:
                              f"got {self.claim_id!r}")
         if self.origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}, got {self.origin!r}")
+        if self.scale not in ("", *SCALES):
+            raise ValueError(f"scale must be a run tier ({', '.join(SCALES)}) or empty, "
+                             f"got {self.scale!r}")
 
 
 class ClaimSheet:
@@ -194,19 +198,33 @@ def write_claims(path: Path, claims: Sequence[Claim]) -> None:
         tmp.write_text(json.dumps([asdict(c) for c in claims], indent=1))
 
 
+class ScorecardError(ValueError):
+    """The claims folder cannot give a scorecard to trust (missing, stray, duplicated
+    or stale claims); the message lists every problem and what to do."""
+
+
+def load_claims(path: Path) -> list[Claim]:
+    """The claims of one claims file, or a :class:`ScorecardError` naming the file when it
+    is damaged (cut short, edited by hand, of another version) and saying how to get it
+    again."""
+    try:
+        items = json.loads(Path(path).read_text())
+        if not isinstance(items, list):
+            raise TypeError(f"a list of claims was expected, found {type(items).__name__}")
+        return [Claim(**item) for item in items]
+    except (OSError, ValueError, TypeError) as error:
+        raise ScorecardError(f"{path} is not a claims file ({error}); rerun the notebook that "
+                             f"writes it (notebooks/{Path(path).stem}.py)") from error
+
+
 def read_claims(folder: Path) -> list[Claim]:
     """All claims in ``folder/*.json``, in the papers' order (no consistency checks:
     :func:`checked_claims` is what the scorecard reads)."""
     claims: list[Claim] = []
     for path in sorted(Path(folder).glob("*.json")):
-        claims.extend(Claim(**item) for item in json.loads(path.read_text()))
+        claims.extend(load_claims(path))
     order = {p: i for i, p in enumerate(PAPERS)}
     return sorted(claims, key=lambda c: order[c.paper])
-
-
-class ScorecardError(ValueError):
-    """The claims folder cannot give a scorecard to trust (missing, stray, duplicated
-    or stale claims); the message lists every problem and what to do."""
 
 
 def _run_started(notebook: Path) -> datetime | None:
@@ -248,9 +266,10 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
         if not path.is_file():
             continue
         try:
-            found = [Claim(**item) for item in json.loads(path.read_text())]
-        except (ValueError, TypeError) as error:
-            problems.append(f"{path.name} is not a claims file ({error}); rerun its notebook")
+            found = load_claims(path)
+        except ScorecardError as error:
+            problems.append(f"{path.name} is not a claims file ({error.__cause__}); rerun "
+                            "its notebook")
             continue
         others = sorted({c.paper for c in found if c.paper != paper})
         if others:
@@ -262,7 +281,8 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
         if runs is not None:
             written = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
             attempts = [_run_started(Path(runs) / f"{paper}.ipynb"),
-                        _run_started(Path(runs) / "tmp" / f"{paper}.out.ipynb")]
+                        _run_started(Path(runs) / "tmp" / f"{paper}.out.ipynb"),
+                        _run_started(Path(runs) / "tmp" / f"{paper}.out.partial.ipynb")]
             last = max((a for a in attempts if a is not None), default=None)
             if last is not None and written < last:
                 problems.append(
@@ -299,7 +319,7 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
             continue
         path, marker = folder / f"{paper}.json", folder / f"{paper}.missing"
         if path.is_file():
-            stored = [Claim(**item) for item in json.loads(path.read_text())]
+            stored = load_claims(path)
             ids = {c.claim_id for c in stored}
             claims.extend(stored)
             claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
@@ -529,7 +549,7 @@ def _claim_card(group: Sequence[Claim], href: str) -> str:
     return (f'<div class="claim" id="claim-{c.paper}-{c.claim_id}" data-paper="{c.paper}" '
             f'data-statuses="{statuses}"><p class="claim-text">{_html(c.text)}</p>'
             f'<p class="claim-verdicts">{_badges(group)}{flip} <a class="claim-id" '
-            f'href="{href}"><code>{_html(c.claim_id)}</code></a></p>'
+            f'href="{html.escape(href, quote=True)}"><code>{_html(c.claim_id)}</code></a></p>'
             f"<details><summary>evidence</summary>{evidence}</details></div>")
 
 

@@ -344,3 +344,42 @@ def test_verdict_changes_are_listed_with_restated_claims() -> None:
     assert verdict_changes([], {}) == "No verdict changed."
     with pytest.raises(ValueError, match=r"\['z'\]"):
         verdict_changes(sheet.claims, {"z": "no such claim"})
+
+
+def test_a_damaged_claims_file_is_named_with_how_to_get_it_again(tmp_path) -> None:
+    from fedlib.claims import load_claims, read_claims, stored_tier_claims
+
+    _every_paper(tmp_path)
+    (tmp_path / "pfa.json").write_text('[{"paper": "pfa", "claim_')
+    with pytest.raises(ScorecardError, match=r"pfa.json is not a claims file.*notebooks/pfa.py"):
+        read_claims(tmp_path)
+    (tmp_path / "pfa.json").write_text('{"paper": "pfa"}')
+    with pytest.raises(ScorecardError, match="a list of claims was expected"):
+        load_claims(tmp_path / "pfa.json")
+    published = tmp_path / "published"
+    published.mkdir()
+    (published / "hu2020.json").write_text("not json")
+    main = [Claim("hu2020", "a", "HOLDS", "t", "e", scale="quick")]
+    with pytest.raises(ScorecardError, match="hu2020.json is not a claims file"):
+        stored_tier_claims(tmp_path, main)
+
+
+def test_a_claim_of_an_unknown_tier_is_refused() -> None:
+    with pytest.raises(ValueError, match="scale must be a run tier"):
+        Claim("pfa", "a", "HOLDS", "t", "e", scale="<b>huge</b>")
+
+
+def test_an_interrupted_run_left_as_a_partial_notebook_makes_its_claims_stale(tmp_path) -> None:
+    import json
+    import os
+
+    claims, runs = tmp_path / "claims", tmp_path / "runs"
+    claims.mkdir()
+    (runs / "tmp").mkdir(parents=True)
+    _every_paper(claims)
+    for paper in PAPERS:
+        os.utime(claims / f"{paper}.json", (1_800_000_000, 1_800_000_000))
+    (runs / "tmp" / "ppsgd.out.partial.ipynb").write_text(json.dumps(
+        {"metadata": {"papermill": {"start_time": "2027-06-01T00:00:00+00:00"}}}))
+    with pytest.raises(ScorecardError, match="ppsgd.json is stale"):
+        checked_claims(claims, runs)
