@@ -7,6 +7,7 @@ and panel labels only.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,10 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
     folder, the plotted numbers go there as ``<name>.csv`` and a download link is shown."""
     from myst_nb import glue
 
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) \
+            or ".." in name:
+        raise ValueError(f"figure name {name!r} must be a plain file name (letters, digits, "
+                         "'_.-'): it names the CSV of the figure's numbers; rename it")
     folder = _FIGURE_DATA.get("folder")
     if folder is not None:
         from IPython.display import Markdown, display

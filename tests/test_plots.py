@@ -131,3 +131,16 @@ def test_the_claims_table_escapes_every_value(monkeypatch) -> None:
     assert "<script>" not in page and "<i>" not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
     assert "verdict (&lt;i&gt;quick&lt;/i&gt;)" in page
+
+
+@pytest.mark.parametrize("name", ["../outside", "a/b", "", "..", "x y"])
+def test_a_figure_name_that_is_not_a_plain_file_name_is_refused(tmp_path, name) -> None:
+    pytest.importorskip("myst_nb")
+    keep_figure_data(tmp_path / "data")
+    try:
+        with pytest.raises(ValueError, match="must be a plain file name"):
+            glue_figure(name, _figure())
+    finally:
+        keep_figure_data(None)
+        plt.close("all")
+    assert not (tmp_path / "outside.csv").exists()
