@@ -11,6 +11,11 @@ would take about 17.5.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.ppsgd import experiment
 
@@ -40,3 +45,34 @@ def settings_setup(scale: str) -> experiment.PpsgdSetup:
     """The setup whose synthetic grid the settings sweep runs at ``scale`` (the paper
     tier: the quick tier's)."""
     return experiment.tier("quick" if scale == "paper" else scale)
+
+REPEATS = {"quick": 3}
+"""Seeds each tier runs (one where not listed): the quick tier's comparisons read three
+repeats; the paper tier is published with one seed, so its comparisons are NOT-RUN
+("one repeat") until more seeds are computed."""
+
+
+def repeats(scale: str) -> int:
+    """How many seeds the chapter runs at ``scale``."""
+    return REPEATS.get(scale, 1)
+
+
+REPEAT_CUT = ("the repeats beyond the first seed run Figure 1a at the plots' clipping norm "
+              "C = 1 only: every claim reads C = 1, and the larger clipping norm is drawn "
+              "from the first seed")
+
+
+def repeat_setup(setup: experiment.PpsgdSetup) -> experiment.PpsgdSetup:
+    """The grids a repeat beyond the first seed runs (:data:`REPEAT_CUT`)."""
+    return replace(setup, synthetic=replace(setup.synthetic, clips=(experiment.FIGURE_CLIP,)))
+
+
+def run_repeats(setup: experiment.PpsgdSetup, seed: int, scale: str, *, figure: str,
+                **kwargs: Any) -> pd.DataFrame:
+    """:func:`~fedlib.papers.ppsgd.experiment.run` at seeds ``seed``, ``seed + 1``, ...
+    (:func:`repeats` of them, the later ones on :func:`repeat_setup`), concatenated with
+    a ``seed`` column."""
+    return pd.concat(
+        [experiment.run(setup if r == 0 else repeat_setup(setup), seed + r, figure=figure,
+                        **kwargs).assign(seed=seed + r)
+         for r in range(repeats(scale))], ignore_index=True)
