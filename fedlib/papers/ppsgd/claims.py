@@ -545,9 +545,9 @@ def setting_notes(table: pd.DataFrame) -> dict[str, str]:
         verdict = _status(authors[column])
         text = (f"Settings sweep (one run per setting, read by the earlier single-run "
                 f"statement): at the paper's setting (d={dim}, heterogeneity "
-                f"{heterogeneity:g}, C={FIGURE_CLIP:g}) the authors' script gives {verdict} (their instance, "
-                "which this engine reproduces to rounding; their privacy noise is unseeded, "
-                "this is one draw of it)")
+                f"{heterogeneity:g}, C={FIGURE_CLIP:g}) the authors' script gives {verdict} "
+                "(their instance, which this engine reproduces to rounding; their privacy "
+                "noise is unseeded, this is one draw of it)")
         if own is not None:
             mine = _status(own[column])
             text += (f"; fedlib's own draw gives {mine}, "
