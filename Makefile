@@ -28,7 +28,7 @@ EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
 FEDLIB_SRC := $(shell find fedlib -name '*.py')
 PYTEST_ARGS ?=
 
-.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean publish FORCE
+.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
 
 help:
 	@echo "make rebuild-all  execute every notebook at SCALE=$(SCALE) and build the book into $(BOOK)/_build/html"
@@ -37,6 +37,7 @@ help:
 	@echo "make bench        speed benchmarks, as ratios against baselines measured in the same run"
 	@echo "make publish      copy the finished runs of SCALE=$(SCALE) from the local cache into data/published (commit them)"
 	@echo "make lint         ruff"
+	@echo "make lab          JupyterLab on notebooks/: open a chapter's .py as a notebook, run it cell by cell"
 	@echo "make clean        remove executed notebooks and the built book (keeps cached runs)"
 
 install: $(STAMP)
@@ -50,6 +51,11 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# A chapter by hand: JupyterLab serves notebooks/<id>.py as a notebook (jupytext), and
+# saving writes the .py back, the source of truth.
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fedlib tests notebooks
