@@ -43,7 +43,7 @@
 
 # %% tags=["parameters"]
 scale = "quick"  # smoke (seconds) | quick (minutes on 2 cores) | paper (the paper's grid)
-seed = 0  # seed of the runs: the EMNIST split, the privacy noise, fedlib's synthetic draw
+seed = 0  # first seed (quick: also the next two): EMNIST split, privacy noise, fedlib draw
 device = "cpu"  # torch device of the engine
 workers = 0  # local processes for the sweep (0 means all cores)
 ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: run locally)
@@ -57,8 +57,16 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from fedlib.chapter import open_chapter, show_claims
+from fedlib.claims import verdict_changes
 from fedlib.papers.ppsgd import claims, experiment, figures
-from fedlib.papers.ppsgd.paper_tier import PAPER_GRID, SETTINGS_CUT, settings_setup
+from fedlib.papers.ppsgd.paper_tier import (
+    PAPER_GRID,
+    REPEAT_CUT,
+    SETTINGS_CUT,
+    repeats,
+    run_repeats,
+    settings_setup,
+)
 from fedlib.plots import glue_figure
 
 chapter = open_chapter("ppsgd", scale=scale, seed=seed, device=device, workers=workers,
@@ -106,7 +114,8 @@ display(claims.synthetic_grid_table(setup, scale, seed, synthetic_instance))
 # ### The grid of the paper tier
 
 # %%
-display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}"))
+display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}\n\nThis build runs "
+                 f"{repeats(scale)} seed(s) of every figure; {REPEAT_CUT}."))
 
 # %% [markdown]
 # ## Figure 1a: excess risk against iterations
@@ -115,8 +124,8 @@ display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}"))
 # stream are simulated together in one vectorized pass.
 
 # %%
-runs_1a = experiment.run(setup, seed, figure="1a", device=device, instance=synthetic_instance,
-                         **chapter.sweep_args)
+runs_1a = run_repeats(setup, seed, scale, figure="1a", device=device,
+                      instance=synthetic_instance, **chapter.sweep_args)
 curves_1a = claims.best_over_steps(runs_1a)
 glue_figure("ppsgd_fig1a", figures.figure_1a(curves_1a))
 
@@ -256,8 +265,8 @@ display(claims.emnist_grid_table(setup, seed))
 # ## Figure 1c: linear model
 
 # %%
-runs_1c = experiment.run(setup, seed, figure="1c", device=device, source=emnist_source,
-                         **chapter.sweep_args)
+runs_1c = run_repeats(setup, seed, scale, figure="1c", device=device, source=emnist_source,
+                      **chapter.sweep_args)
 curves_1c = claims.best_over_steps(runs_1c, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1c", figures.figure_1c(curves_1c, setup.linear.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
@@ -286,8 +295,8 @@ display(Markdown(claims.figure1c_note(runs_1c, curves_1c, setup, emnist_data.n_u
 # together, is clipped to $C$, and noise goes on every shared parameter.
 
 # %%
-runs_1d = experiment.run(setup, seed, figure="1d", device=device, source=emnist_source,
-                         **chapter.sweep_args)
+runs_1d = run_repeats(setup, seed, scale, figure="1d", device=device, source=emnist_source,
+                      **chapter.sweep_args)
 curves_1d = claims.best_over_steps(runs_1d, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1d", figures.figure_1d(curves_1d, setup.cnn.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
@@ -317,7 +326,7 @@ display(Markdown(claims.figure1d_note(runs_1d, setup)))
 # %%
 glue_figure("ppsgd_fig2", figures.figure_2(curves_1a, curves_1c))
 tradeoffs = claims.figure2_tradeoffs(curves_1a, curves_1c)
-show_claims(claims.figure2_claims(tradeoffs, scale))
+show_claims(claims.figure2_claims(curves_1a, curves_1c, scale))
 display(pd.concat(tradeoffs))
 
 # %% [markdown]
@@ -332,10 +341,13 @@ display(pd.concat(tradeoffs))
 # noise ($\varepsilon=\infty$) are in the table above, not on the axis.
 # ```
 #
-# The claim is checked point by point: at every private noise level of the grid, the
-# best *strictly personalized* level ($0<\alpha Q<\infty$) must be at least as good as
-# both local-only and global-only at the same $\varepsilon$ (the black envelope also
-# includes the two extremes, so it dominates them by construction).
+# The paper's black curve optimizes over every level of personalization, $\alpha Q=0$ and
+# $\infty$ included, so it is never below the red and blue curves; the paper's claim is
+# that this *improves* the trade-off. It is checked as such: at one private noise level
+# at least, the best level (chosen by its mean over seeds) must beat the better of
+# local-only and global-only by more than one point of accuracy. The synthetic panel
+# keeps this chapter's stronger reading (a strictly personalized level beats both
+# extremes at every noise level), listed as a finding of the companion.
 #
 # Reading the verdicts: the EMNIST runs of the `quick` tier are short (3 epochs for
 # the linear model, half an epoch for the CNN, against 20 in the paper). Personal
@@ -388,7 +400,7 @@ glue("ppsgd_privacy_table", privacy.style.hide(axis="index").format(precision=3)
 
 # %%
 all_claims = claims.evaluate(curves_1a, curves_1c, curves_1d, setup, scale,
-                             settings=settings)
+                             settings=settings, seed=seed, instance=synthetic_instance)
 chapter.write_claims(all_claims)
 
 # %% [markdown]
@@ -398,6 +410,19 @@ chapter.write_claims(all_claims)
 # The claims of Figures 1a-1d and 2, evaluated on this build's runs (Stack Overflow:
 # not run). The same verdicts appear on the {doc}`scorecard </generated/scorecard>`.
 # ```
+
+# %% [markdown]
+# ## Verdicts over repeats
+#
+# Each claim that compares personalization levels is declared with its margin before
+# any result is read (10% in excess risk, one point of test accuracy, 20 points for
+# "very poor") and judged on the mean over seeds with its 95% interval, chance (0.1) as
+# the EMNIST baseline and the starting excess risk as the synthetic one. A tier with one
+# seed (the paper tier, as published) gives "not run: one repeat". What changed against
+# the earlier single-run reading, on the same runs:
+
+# %%
+display(Markdown(verdict_changes(all_claims, claims.VERDICT_CHANGES)))
 
 # %% [markdown]
 # ## Quick and paper tiers

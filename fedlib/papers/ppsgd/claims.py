@@ -679,7 +679,9 @@ def best_alpha(frame: pd.DataFrame, iteration: int) -> str:
 
 def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int,
                     instance: str = SYNTHETIC_INSTANCE) -> str:
-    """What the noise-free curves at the grid's largest clipping norm show (Markdown)."""
+    """What the noise-free curves at the grid's largest clipping norm show (Markdown; the
+    means over seeds)."""
+    curves = mean_over_seeds(curves)
     loose = curves[(curves["clip"] == max(grid.clips)) & (curves["noise_multiplier"] == 0)]
     early_it = max(1, grid.iterations // 30)
     return (
@@ -732,8 +734,9 @@ def iterations_run(runs: pd.DataFrame) -> int:
 def figure1c_note(runs: pd.DataFrame, curves: pd.DataFrame, setup: PpsgdSetup,
                   n_users: int) -> str:
     """How long Figure 1c ran over ``n_users`` writers, and the best step size of each
-    plotted curve (Markdown)."""
+    plotted curve (Markdown; the median over seeds)."""
     grid = setup.linear
+    curves = mean_over_seeds(curves)
     return (
         f"Figure 1c ran {iterations_run(runs)} iterations "
         f"({grid.epochs:g} epochs over {n_users} writers). "

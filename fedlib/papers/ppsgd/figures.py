@@ -22,6 +22,7 @@ from fedlib.papers.ppsgd.claims import (
     SYNTHETIC_TRADEOFF,
     figure2_ends,
     figure2_tradeoffs,
+    mean_over_seeds,
 )
 from fedlib.papers.ppsgd.experiment import (
     EMNIST_FIGURE_ALPHA_Q,
@@ -43,8 +44,9 @@ def figure_1a(curves: pd.DataFrame, clip: float = FIGURE_CLIP) -> plt.Figure:
     """Excess risk against iterations, one panel per noise level, at clipping norm ``clip``.
 
     ``curves``: the best-over-steps curves of the Figure 1a runs (every clipping
-    norm); the personalization levels the paper plots are drawn.
+    norm), averaged over seeds; the personalization levels the paper plots are drawn.
     """
+    curves = mean_over_seeds(curves)
     return excess_risk_panels(curves[curves["clip"] == clip], SYNTHETIC_FIGURE_ALPHA_Q)
 
 
@@ -57,10 +59,12 @@ def accuracy_panels(curves: pd.DataFrame, alphas: Sequence[float], sigmas: Seque
                     ) -> plt.Figure:
     """Test accuracy (best step size) against iterations, one panel per noise level.
 
-    The levels of ``alphas`` present in ``curves`` get one line each; private
+    The levels of ``alphas`` present in ``curves`` get one line each (the mean over
+    seeds); private
     panels show epsilon on a second axis (dashed).
     """
     sns.set_theme(style="whitegrid", context="notebook")
+    curves = mean_over_seeds(curves)
     alphas = [a for a in alphas if a in set(curves["alpha_q"])]
     palette = sns.color_palette("viridis", n_colors=len(alphas))
     fig, axes = plt.subplots(1, len(sigmas), figsize=(4.6 * len(sigmas), 3.5), squeeze=False,
