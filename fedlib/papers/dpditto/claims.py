@@ -480,7 +480,8 @@ def baselines_fall(runs: pd.DataFrame, panel: str, falling: Sequence[str],
         for eps in epsilons:
             curve = _by_rounds(_method(runs, panel, method, epsilon=eps), "accuracy")
             if len(curve) < 2:
-                parts.append((f"{method} eps={eps:g}", _no_runs(f"{method} at two T")))
+                parts.append((f"{method} eps={eps:g}", Verdict(
+                    NOT_RUN, f"the T grid {sorted(curve)} has one point: no trend in T")))
                 continue
             first, last = min(curve), max(curve)
             parts.append((f"{method} eps={eps:g}", Comparison(
@@ -893,3 +894,12 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
                   NOT_RUN_CNN + "; offline, CIFAR-10 is the JPEG proxy and is labelled so",
                   paper_value="Section VI, Figs. 3-6")
     return sheet.claims
+
+
+def change_notes(claims: Sequence[Claim]) -> dict[str, str]:
+    """:data:`VERDICT_CHANGES` with each restated claim's note added to its entry (a
+    claim with an entry would otherwise show only the entry)."""
+    restated = {c.claim_id: c.restated for c in claims if c.restated}
+    return {claim_id: text + (f" Restated: {restated[claim_id]}." if claim_id in restated
+                              else "")
+            for claim_id, text in VERDICT_CHANGES.items()}
