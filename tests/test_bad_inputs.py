@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,6 +196,156 @@ def _tier_page(scale: str) -> Callable[[Path], object]:
     return call
 
 
+# The published store: a toy experiment in a store under the case's folder --------------
+
+TOY_CONFIGS = [{"x": x} for x in range(3)]
+
+
+def _toy_runner(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    return [pd.DataFrame({"x": [c["x"]], "y": [c["x"] ** 2]}) for c in configs]
+
+
+@contextmanager
+def _environment(**values: str | Path) -> Iterator[None]:
+    """Set environment variables for the block, then put back what was there."""
+    import os
+
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update({name: str(value) for name, value in values.items()})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _toy_cache(tmp: Path, tier: str) -> None:
+    """The toy runs computed into the results cache (``$FEDLIB_RESULTS_DIR``), labelled
+    with ``tier`` ("" is what the Python API gives without a chapter)."""
+    from fedlib import sweeps
+
+    sweeps.set_tier_label(tier)
+    try:
+        sweeps.sweep("toy", TOY_CONFIGS, _toy_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+
+
+@contextmanager
+def _toy_store(tmp: Path) -> Iterator[Any]:
+    """For the block, a results cache and a published store under ``tmp`` (never the
+    checkout's), the store holding the toy runs exported at the paper tier; yields its
+    :class:`fedlib.published.PublishedStore`."""
+    from fedlib.published import PublishedStore, export
+
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
+        _toy_cache(tmp, "paper")
+        export("toy", "paper")
+        yield PublishedStore("toy")
+
+
+def _manifest_edited(store: Any, edit: Callable[[dict[str, Any]], object]) -> None:
+    manifest = json.loads(store.manifest_path.read_text())
+    edit(manifest)
+    store.manifest_path.write_text(json.dumps(manifest))
+
+
+def _first_run(manifest: dict[str, Any]) -> dict[str, Any]:
+    return manifest["runs"][min(manifest["runs"])]
+
+
+def _printed(argv: list[str]) -> NoReturn:
+    """Run ``python -m fedlib.published`` with ``argv`` here and raise what it printed (a
+    case of what the command tells, not refuses)."""
+    import io
+    from contextlib import redirect_stdout
+
+    from fedlib import published
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        published.main(argv)
+    raise RuntimeError(out.getvalue())
+
+
+def _tier_out_of_folder(tmp: Path) -> object:
+    with _toy_store(tmp) as store:
+        _manifest_edited(store, lambda m: _first_run(m).update(tier="../other/paper"))
+        return store.prune()
+
+
+def _manifest_without_groups(tmp: Path) -> object:
+    from fedlib.published import status_table
+
+    with _toy_store(tmp) as store:
+        _manifest_edited(store, lambda m: m.pop("groups"))
+        return status_table()
+
+
+def _negative_cpu_seconds(tmp: Path) -> object:
+    with _toy_store(tmp) as store:
+        _manifest_edited(store, lambda m: _first_run(m).update(cpu_seconds=-3600.0))
+        return store.runs()
+
+
+def _damaged_without_computing(tmp: Path) -> object:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fedlib.sweeps import sweep
+
+    with _toy_store(tmp) as store:
+        table = pq.read_table(store.table_path("paper")).to_pandas()
+        table.loc[0, "y"] = 1234  # one run's rows no longer match their digest
+        pq.write_table(pa.Table.from_pandas(table, preserve_index=False),
+                       store.table_path("paper"))
+        with _environment(FEDLIB_RESULTS_DIR=tmp / "another-cache", FEDLIB_COMPUTE="0"):
+            return sweep("toy", TOY_CONFIGS, _toy_runner, workers=1, progress=False)
+
+
+def _leftover_of_an_export(tmp: Path) -> object:
+    with _toy_store(tmp) as store:
+        (store.folder / ".paper.parquet.k3j_x9ab.tmp").write_bytes(b"half a table")
+        _printed(["status"])
+
+
+def _export_without_tier(tmp: Path) -> object:
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
+        _toy_cache(tmp, "")
+        _printed(["export", "--tier", "paper", "toy"])
+
+
+def _export_unreadable_cache_file(tmp: Path) -> object:
+    import warnings
+
+    from fedlib.published import export
+    from fedlib.sweeps import ResultStore, run_key
+
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
+        _toy_cache(tmp, "paper")
+        key = run_key(TOY_CONFIGS[0], _toy_runner.__module__)
+        ResultStore("toy").path(key).write_bytes(b"not parquet")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return export("toy", "paper")
+
+
+def _unreachable_ray(tmp: Path) -> object:
+    import socket
+
+    from fedlib.sweeps import sweep
+
+    with socket.socket() as probe:  # a local port nobody listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
+        return sweep("toy", TOY_CONFIGS, _toy_runner, ray_address=f"127.0.0.1:{port}",
+                     progress=False)
+
+
 CASES: list[Case] = [
     # datasets
     Case("datasets", "an unknown dataset name", _import_call("fedlib.data", "fetch", "mnsit",
@@ -330,6 +483,33 @@ CASES: list[Case] = [
          _damaged_notebook(b"[]"), r"pfa\.ipynb is not a readable notebook.*Rerun"),
     Case("notebooks", "a tier page named by a scale with markup in it", _tier_page("<b>"),
          r"scale='<b>' cannot name a tier page.*use a tier name"),
+    # the published store
+    Case("store", "a manifest naming a tier that walks out of its folder (`../other/paper`)",
+         _tier_out_of_folder,
+         r"manifest\.json: runs\.\w+\.tier '\.\./other/paper' is not a run tier.*"
+         r"git checkout -- "),
+    Case("store", "a manifest lacking a section", _manifest_without_groups,
+         r"manifest\.json: section 'groups' is missing.*git checkout -- "),
+    Case("store", "negative CPU seconds in a manifest", _negative_cpu_seconds,
+         r"manifest\.json: runs\.\w+\.cpu_seconds -3600\.0 is not a number of seconds"),
+    Case("store", "a leftover temporary file of an interrupted export (`published status`)",
+         _leftover_of_an_export,
+         r"toy: 1 file left by an interrupted export \(\.paper\.parquet\.k3j_x9ab\.tmp\): "
+         r"the next export or prune of toy removes it"),
+    Case("runs", "a damaged published run, computing off (`FEDLIB_COMPUTE=0`)",
+         _damaged_without_computing,
+         r"1 of 3 runs of toy are published but damaged \(.*paper\.parquet does not match "
+         r"its digest\).*git checkout -- "),
+    Case("runs", "cached runs without a tier, on export (`published export`)",
+         _export_without_tier,
+         r"toy: 3 cached runs have no tier \(computed through the Python API without a "
+         r"tier\): not exported; compute them through their chapter"),
+    Case("runs", "an unreadable cached run, on export (a warning)",
+         _export_unreadable_cache_file,
+         r"cached run .*\.parquet cannot be read .*: not exported; delete it"),
+    Case("runs", "a ray_address where nothing answers", _unreachable_ray,
+         r"ray_address='127\.0\.0\.1:\d+': nothing answers at 127\.0\.0\.1:\d+ within "
+         r"5 s .*ray start --head"),
 ]
 
 
@@ -362,8 +542,9 @@ def _claims_table(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
     glued = {}
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update(t=value))
+    # A tier is a run tier's name (Claim refuses any other), so it holds no markup.
     glue_claims_table("t", [Claim("pfa", "fig3-a", "HOLDS", HOSTILE, HOSTILE,
-                                  paper_value=HOSTILE, scale=HOSTILE)])
+                                  paper_value=HOSTILE, scale="quick")])
     return glued["t"].to_html()
 
 
@@ -421,8 +602,8 @@ def _missing_runs(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 SHOWN: list[Shown] = [
     Shown("chapter", "a claim's evidence, in the list of claims", _claims_list,
           frozenset({"li", "code"})),
-    Shown("chapter", "a claim's statement, evidence, paper value and tier, in the claims "
-          "table", _claims_table, frozenset({"table", "td"})),
+    Shown("chapter", "a claim's statement, evidence and paper value, in the claims table",
+          _claims_table, frozenset({"table", "td"})),
     Shown("chapter", "a parameter's default and meaning, and the notebook's name, in the "
           "rerun box", _rerun_box, frozenset({"table", "td", "code"})),
     Shown("chapter", "why a figure's runs were left out, in the note in its place", _left_out,
@@ -444,7 +625,8 @@ def _restore_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_there_are_enough_cases_and_every_area_is_covered() -> None:
     assert len(CASES) >= 40
-    assert {c.area for c in CASES} == {"datasets", "privacy", "algorithms", "runs", "notebooks"}
+    assert {c.area for c in CASES} == {"datasets", "privacy", "algorithms", "runs", "notebooks",
+                                       "store"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.given)
@@ -453,7 +635,9 @@ def test_bad_input_is_refused_naming_the_problem(case: Case, tmp_path: Path) -> 
 
     from fedlib.data.errors import DatasetError
 
-    with pytest.raises((ValueError, LookupError, OSError, RuntimeError, DatasetError)) as info:
+    # A Warning: a case whose call turns the warning it is about into an error.
+    with pytest.raises((ValueError, LookupError, OSError, RuntimeError, DatasetError,
+                        Warning)) as info:
         case.call(tmp_path)
     assert type(info.value) not in (KeyError, IndexError), "a bare lookup error says nothing"
 
