@@ -1,14 +1,15 @@
-"""The book's environment/status page: package versions and notebook execution times."""
+"""The book's environment/status page: package versions, notebook execution times and
+the published runs; every value from a notebook or a manifest is shown as written."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 PACKAGES = (
     "fedlib", "torch", "numpy", "scipy", "pandas", "pyarrow", "opacus", "dp-accounting",
@@ -27,18 +28,44 @@ def package_versions() -> dict[str, str]:
 
 
 def notebook_runs(folder: Path) -> list[dict[str, str]]:
-    """Tier, start time and duration of each papermill-executed notebook in ``folder``."""
+    """Tier, start time and duration of each papermill-executed notebook in ``folder``; a
+    run marked unfinished (:func:`fedlib.execute.unfinished`) has no duration but says it
+    did not finish, and a damaged notebook is a ValueError naming it and how to run it
+    again (:func:`fedlib.execute.read_executed`)."""
+    from fedlib.execute import read_executed, unfinished
+
     rows = []
     for path in sorted(Path(folder).glob("*.ipynb")):
-        meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        book = read_executed(path)
+        meta = _mapping(book.metadata.get("papermill"))
         duration = meta.get("duration")
+        if unfinished(book):
+            shown = "did not finish"
+        elif isinstance(duration, int | float) and not isinstance(duration, bool):
+            shown = f"{duration:.0f} s"
+        else:
+            shown = "?"
         rows.append({
             "notebook": path.stem,
-            "tier": str(meta.get("parameters", {}).get("scale", "?")),
+            "tier": str(_mapping(meta.get("parameters")).get("scale", "?")),
             "started": str(meta.get("start_time", "?"))[:19].replace("T", " "),
-            "duration": f"{duration:.0f} s" if isinstance(duration, int | float) else "?",
+            "duration": shown,
         })
     return rows
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    """``value`` when it is a mapping (notebook metadata as papermill writes it), else an
+    empty one (metadata written by something else)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _cell(value: object) -> str:
+    """``value`` as the text of a Markdown table cell, shown as written: no ``|`` ends
+    the cell, no line break the row, nothing in it becomes markup."""
+    from fedlib.chapter import markdown_text
+
+    return markdown_text(value)
 
 
 def status_markdown(folder: Path) -> str:
@@ -46,7 +73,7 @@ def status_markdown(folder: Path) -> str:
         "# Environment and status",
         "",
         "The machine and software that executed the notebooks of this build, and how long "
-        "each took.",
+        "each took (a run that failed or was interrupted says it did not finish).",
         "",
         "## Notebook execution",
         "",
@@ -54,9 +81,8 @@ def status_markdown(folder: Path) -> str:
         "|---|---|---|---|",
     ]
     for row in notebook_runs(folder):
-        lines.append(
-            f"| {row['notebook']} | {row['tier']} | {row['started']} | {row['duration']} |"
-        )
+        lines.append("| " + " | ".join(_cell(row[c]) for c in
+                                        ("notebook", "tier", "started", "duration")) + " |")
     torch_threads = ""
     try:
         import torch
@@ -102,8 +128,8 @@ def published_section() -> list[str]:
                "CPU hours", "machines", "finished", "commits", "size (kB)"]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for _, row in table.iterrows():
-        lines.append("| " + " | ".join(str(row[c]) if row[c] != "" else "-" for c in columns)
-                     + " |")
+        lines.append("| " + " | ".join(_cell(row[c]) if row[c] != "" else "-"
+                                        for c in columns) + " |")
     return [*lines, *leftovers]
 
 
