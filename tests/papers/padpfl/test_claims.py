@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fedlib.claims import verdict_changes
 from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.privacy import epsilon as exact_epsilon
@@ -257,3 +258,11 @@ def test_at_least_counts_holding_parts() -> None:
     assert pad_claims.at_least(1, [("a", Verdict("NOT-RUN", "n"))]).status == "NOT-RUN"
     assert pad_claims.at_least(1, [("a", Verdict("NOT-TESTABLE", "t"))]).status == (
         "NOT-TESTABLE")
+
+
+def test_verdict_change_notes_name_claims_of_the_chapter() -> None:
+    claims = list(_judge(_as_the_paper_says()).values())
+    text = verdict_changes(claims, pad_claims.VERDICT_CHANGES)
+    assert set(pad_claims.VERDICT_CHANGES) <= set(CLAIM_IDS)
+    assert "`fig2-012-best`: FAILS -> HOLDS" in text
+    assert text.count("\n") + 1 == len(pad_claims.VERDICT_CHANGES)
