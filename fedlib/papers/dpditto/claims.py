@@ -56,6 +56,8 @@ TIER_NOTES = {
 ONE_SEED = ("NOT-RUN at the paper tier: its DNN runs have one seed, and one repeat measures "
             "no run-to-run spread")
 MLR = "at the quick tier, read on MLR (the id named MLR before)"
+CNN = ("quick tier, old check and new on the same runs (three seeds, T = 1; the old quick "
+       "tier ran one seed at T = 1 and 3)")
 VERDICT_CHANGES = {
     "fig3-4-mnist-dnn-ditto-best-accuracy":
         f"{MLR}: HOLDS -> FAILS: DP-Ditto (0.958) and DP-FedAMP (0.958) tie within a point "
@@ -88,6 +90,24 @@ VERDICT_CHANGES = {
         "quick tier FAILS -> FAILS, now on three seeds: the gap at epsilon = 1 (0.002) is "
         f"under the margin of 1% of the loss (0.003); paper tier HOLDS -> {ONE_SEED}.",
     "fig5-mnist-dnn-critical-T": f"paper tier HOLDS -> {ONE_SEED}.",
+    "fig3-4-fmnist-cnn-ditto-best-accuracy":
+        f"{CNN}: HOLDS -> INCONCLUSIVE: DP-Ditto (0.592) leads DP-FedAMP (0.576) by 0.016, "
+        "and the interval of that lead reaches below the margin of one point.",
+    "fig3-4-fmnist-cnn-ditto-best-fairness":
+        f"{CNN}: FAILS -> INCONCLUSIVE: DP-Ditto's std varies from seed to seed (0.215, "
+        "interval [0.083, 0.327]), so no comparison is decided; the old check failed on the "
+        "means against DP-APPLE (0.010, at chance accuracy) and DP-FedALA (0.025).",
+    "fig3-4-fmnist-cnn-smaller-lambda-at-smaller-eps":
+        f"{CNN}: HOLDS -> FAILS: each seed tunes the same lambda at both budgets (0.5 on "
+        "the seeds' mean), a tie the old check accepted and the paper's statement does not.",
+    "fig3-4-fmnist-cnn-baselines-degrade": f"{CNN}: FAILS -> FAILS.",
+    "headline-fmnist-cnn-gains":
+        f"{CNN}: FAILS -> INCONCLUSIVE: at one aggregation the per-seed gains spread too "
+        "widely to decide (the gain in variance over DP-FedAMP is 57%, interval [-25%, "
+        "139%]); only the accuracy gain over DP-APPLE, which sits at chance, is decided.",
+    "fig5-fmnist-cnn-approaches-noiseless":
+        f"{CNN}: HOLDS -> FAILS: at T = 1 every gap to the noiseless loss is 0.0000, under "
+        "the margin of 1% of the loss (0.012); the old check ranked ties.",
     "fig6-mnist-dnn-small-lambda-rises":
         f"{MLR}: HOLDS -> INCONCLUSIVE: accuracy rises by 0.013 from T = 5 to 20, interval "
         f"[0.004, 0.023] against a margin of one point; paper tier HOLDS -> {ONE_SEED}.",
