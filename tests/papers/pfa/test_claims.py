@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.authors import AUTHORS_RUNS
@@ -437,3 +438,12 @@ def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
     row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
     assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
     assert row["ours, our LogR, closed form (100 x 100)"] == "0.850 (1)"
+
+
+def test_verdict_change_notes_name_the_chapters_claims():
+    claims = pfa_claims.evaluate(_runs(), "quick", 1)
+    assert set(pfa_claims.VERDICT_CHANGES) <= set(pfa_claims.STATEMENTS)
+    assert set(pfa_claims.TIER_NOTES) <= set(pfa_claims.STATEMENTS)
+    text = verdict_changes(claims, pfa_claims.VERDICT_CHANGES)
+    assert "- `fig13-few-directions`: Paper: HOLDS -> NOT-RUN" in text
+    assert "- `fig10-mixgauss3-gap-shrinks`: A claim the chapter did not check before" in text
