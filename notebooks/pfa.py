@@ -271,6 +271,8 @@ chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
 # on the CNN when 90% of the clients have $\varepsilon \approx 0.1$, and both lose most
 # as the budgets spread (Figure 4). Whether *projection* then adds anything over
 # $\varepsilon$-weighting is what the claims test, and at this scale it mostly does not:
+# over the quick tier's three seeds PFA is nowhere ahead of WeiAvg with LogR beyond the
+# run-to-run uncertainty, and behind it under MixGauss2 (Figure 4). Why:
 #
 # - WeiAvg already gives the 27 private clients of MixGauss1 about 8% of the weight
 #   ($27 \times 0.1$ against $3 \times 10$), so the noise PFA removes from their mean

@@ -140,6 +140,17 @@ _QUICK_CHANGES = {
         "which does not diverge at 20 local steps); over three seeds NP-FedAvg - WeiAvg on "
         "MNIST-LogR is 0.188 [0.007, 0.37], which does not exclude a gap under a point "
         "(WeiAvg's seeds spread from 0.61 to 0.75).",
+    "fig3-ordering-authors-closed-form":
+        "Quick: HOLDS -> INCONCLUSIVE: the old check ran seed 10 only, where PFA was 2 to 6 "
+        "points above WeiAvg with either model; the authors' three seeds include seed 1's "
+        "draw, and PFA - WeiAvg is -0.007 [-0.38, 0.37] (our LogR, MixGauss1, whose arms' "
+        "intervals reach chance: not testable) and -0.045 [-0.40, 0.31] under MixGauss2.",
+    "fig3-ordering-authors-rdp":
+        "Quick: FAILS -> INCONCLUSIVE: seed 10 alone had WeiAvg above PFA under MixGauss2 "
+        "with either model, and FedAvg above WeiAvg with ours (0.726 against 0.711); over "
+        "three seeds WeiAvg leads PFA by 5 to 10 points on the mean, with intervals that "
+        "reach a PFA lead (e.g. -0.096 [-0.27, 0.08], our LogR, MixGauss2), and WeiAvg - "
+        "FedAvg under MixGauss2 is 0.000 [-0.033, 0.033].",
     "fig4-pfa-robust":
         "Quick: FAILS, unchanged: under MixGauss2 FedAvg and WeiAvg are ahead of PFA beyond "
         "the margin (PFA - FedAvg -0.054 [-0.077, -0.031]; PFA + 0.01 - WeiAvg -0.054 "
