@@ -181,8 +181,7 @@ def verdict_changes(claims: Sequence[Claim], changes: dict[str, str]) -> str:
         raise ValueError(f"verdict-change notes name claims the chapter does not have: "
                          f"{unknown}; use the ids of its claims")
     lines = [f"- `{c.claim_id}`: {changes[c.claim_id]}" for c in claims if c.claim_id in changes]
-    lines += [f"- `{c.claim_id}` restated: {c.restated}" for c in claims
-              if c.restated and c.claim_id not in changes]
+    lines += [f"- `{c.claim_id}` restated: {c.restated}" for c in claims if c.restated]
     return "\n".join(lines) if lines else "No verdict changed."
 
 

@@ -246,7 +246,7 @@ show_claims(claims)
 # Verdicts that changed with this way of judging, and the claims restated:
 
 # %%
-display(Markdown(verdict_changes(claims, dc.change_notes(claims))))
+display(Markdown(verdict_changes(claims, dc.VERDICT_CHANGES)))
 
 # %% [markdown]
 # ```{glue:figure} dpditto_claims_table

@@ -338,8 +338,10 @@ def test_verdict_changes_are_listed_with_restated_claims() -> None:
     sheet = ClaimSheet("padpfl", "quick")
     sheet.exact("a", True, "t", "e")
     sheet.exact("b", False, "t", "e", restated="was: against 0-0-1 too")
-    text = verdict_changes(sheet.claims, {"a": "FAILS -> HOLDS: the tie is read over seeds"})
+    text = verdict_changes(sheet.claims, {"a": "FAILS -> HOLDS: the tie is read over seeds",
+                                          "b": "HOLDS -> FAILS: restated"})
     assert text.splitlines() == ["- `a`: FAILS -> HOLDS: the tie is read over seeds",
+                                 "- `b`: HOLDS -> FAILS: restated",
                                  "- `b` restated: was: against 0-0-1 too"]
     assert verdict_changes([], {}) == "No verdict changed."
     with pytest.raises(ValueError, match=r"\['z'\]"):

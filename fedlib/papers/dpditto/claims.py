@@ -913,12 +913,3 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
                   NOT_RUN_CNN + "; offline, CIFAR-10 is the JPEG proxy and is labelled so",
                   paper_value="Section VI, Figs. 3-6")
     return sheet.claims
-
-
-def change_notes(claims: Sequence[Claim]) -> dict[str, str]:
-    """:data:`VERDICT_CHANGES` with each restated claim's note added to its entry (a
-    claim with an entry would otherwise show only the entry)."""
-    restated = {c.claim_id: c.restated for c in claims if c.restated}
-    return {claim_id: text + (f" Restated: {restated[claim_id]}." if claim_id in restated
-                              else "")
-            for claim_id, text in VERDICT_CHANGES.items()}
