@@ -418,8 +418,11 @@ chapter.write_claims(all_claims)
 # any result is read (10% in excess risk, one point of test accuracy, 20 points for
 # "very poor") and judged on the mean over seeds with its 95% interval, chance (0.1) as
 # the EMNIST baseline and the starting excess risk as the synthetic one. A tier with one
-# seed (the paper tier, as published) gives "not run: one repeat". What changed against
-# the earlier single-run reading, on the same runs:
+# seed (the paper tier, as published) gives "not run: one repeat". On the authors'
+# synthetic instance the seed changes only the privacy noise (their sample stream is
+# fixed), so the repeats of a noise-free Figure 1a curve coincide and their interval has
+# zero width: those verdicts measure no sampling variation. What changed against the
+# earlier single-run reading, on the same runs:
 
 # %%
 display(Markdown(verdict_changes(all_claims, claims.VERDICT_CHANGES)))
