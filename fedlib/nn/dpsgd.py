@@ -92,6 +92,15 @@ from torch.nn.modules.dropout import _DropoutNd
 from torch.nn.modules.instancenorm import _InstanceNorm
 from torch.nn.utils import parametrize
 
+from fedlib.nn.dpsgd_lstm import (
+    LstmPlan,
+    LstmRefused,
+    lstm_clipped_sum,
+    lstm_plan,
+    lstm_prepare,
+)
+from fedlib.nn.models import ImdbLSTM
+
 CLIP_EPSILON = 1e-6
 """Added to the per-example norm before dividing, as Opacus does: factor = min(1, C/(norm+eps))."""
 
@@ -450,10 +459,26 @@ def _plan(model: nn.Module, example_shape: tuple[int, ...]) -> tuple[list[_Layer
     return plan, h.shape[1]
 
 
-def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]) -> list[_Layer] | None:
+def _any_plan(model: nn.Module, example_shape: tuple[int, ...]
+              ) -> tuple[list[_Layer] | LstmPlan, int]:
+    """The ``"layers"`` plan of ``model`` (a written-out :class:`LstmPlan` for an
+    :class:`~fedlib.nn.models.ImdbLSTM`) and the number of logits it returns; raises
+    :class:`_Refused` when that path cannot run the model."""
+    if isinstance(model, ImdbLSTM):
+        try:
+            plan = lstm_plan(model, example_shape)
+        except LstmRefused as refusal:
+            raise _Refused(f"the model ({_class_name(model)}) is not run by the written-out "
+                           f"LSTM: {refusal}") from None
+        return plan, plan.classes
+    return _plan(model, example_shape)
+
+
+def _layer_plan(model: nn.Module, example_shape: tuple[int, ...]
+                ) -> list[_Layer] | LstmPlan | None:
     """The ``"layers"`` plan of ``model``, or None when that path cannot run it."""
     try:
-        return _plan(model, example_shape)[0]
+        return _any_plan(model, example_shape)[0]
     except _Refused:
         return None
 
@@ -1043,6 +1068,19 @@ def _check_range(values: Tensor, stop: int, message: str) -> None:
         raise ValueError(message.format(low=low, high=high, stop=stop, last=stop - 1))
 
 
+def _check_words(x: Tensor, vocabulary: int) -> None:
+    """Every entry of ``x`` a finite number whose integer part (``.long()``, as the model
+    takes it) is a word id in [0, vocabulary)."""
+    if x.numel() == 0:
+        return
+    low, high = (float(v) for v in torch.aminmax(x))
+    if not (math.isfinite(low) and math.isfinite(high)) or int(low) < 0 \
+            or int(high) >= vocabulary:
+        raise ValueError(f"x holds word ids from {low:g} to {high:g}, but the model's "
+                         f"embedding has {vocabulary} words: every id must be in "
+                         f"[0, {vocabulary})")
+
+
 def _noise_multipliers(values: Tensor | float, n_clients: int, clip: float,
                        dtype: torch.dtype, device: torch.device) -> Tensor:
     """The (M,) noise multipliers, checked (finite, >= 0, and a finite clip with noise)."""
@@ -1230,7 +1268,7 @@ def local_dpsgd(
     plan, n_classes = None, None
     if method != "func":
         try:
-            plan, n_classes = _plan(model, tuple(x.shape[2:]))
+            plan, n_classes = _any_plan(model, tuple(x.shape[2:]))
         except _Refused as refusal:
             if method == "layers":
                 raise ValueError(f"method='layers' cannot run this model exactly: {refusal}. "
@@ -1238,7 +1276,8 @@ def local_dpsgd(
                                  "picks 'func' here") from None
     # The layers path keeps filters as (kh, kw, C, O): its matrix products use them
     # without a copy, and noise and updates do not care about the order.
-    filters = {layer.weight for layer in plan or [] if layer.kind == "conv"}
+    layers = plan if isinstance(plan, list) else []
+    filters = {layer.weight for layer in layers if layer.kind == "conv"}
     names, shapes, theta, frozen = _stack_start(
         model, start, n_clients, filters)  # type: ignore[arg-type]
     dtype, device = theta.dtype, theta.device
@@ -1257,6 +1296,8 @@ def local_dpsgd(
                      "y holds labels from {low} to {high}, but the model returns {stop} "
                      "logits: every label must be a class index in [0, {stop}); map the "
                      "labels to 0..{last}, or give the model one output per class")
+    if isinstance(plan, LstmPlan):
+        _check_words(x, plan.vocabulary)
     all_params = {**params, **frozen}  # the forward pass needs frozen parameters too
     grad_flat = torch.empty_like(theta)
     grads = _views(grad_flat, names, shapes)
@@ -1278,7 +1319,12 @@ def local_dpsgd(
         torch.index_select(x_rows, 0, idx, out=rows)
         xb = rows.view(n_clients, batch_size, *x.shape[2:])
         yb = y.reshape(-1)[idx].view(n_clients, batch_size)
-        inputs = xb if plan is None else _layers_prepare(plan, xb, ws, t % 2)
+        if plan is None:
+            inputs: object = xb
+        elif isinstance(plan, LstmPlan):
+            inputs = lstm_prepare(plan, xb)
+        else:
+            inputs = _layers_prepare(plan, xb, ws, t % 2)
         noise = None
         if noisy:
             noise = ws.get(("noise", t % 2), tuple(theta.shape), theta)
@@ -1300,7 +1346,10 @@ def local_dpsgd(
                 pending = pool.submit(produce, t + 1) if t + 1 < steps else None  # type: ignore[union-attr]
             else:
                 inputs, yb, noise = produce(t)
-            if plan is not None:
+            if isinstance(plan, LstmPlan):
+                lstm_clipped_sum(plan, all_params, grads, inputs,  # type: ignore[arg-type]
+                                 yb, clip, CLIP_EPSILON, ws)
+            elif plan is not None:
                 _layers_clipped_sum(plan, all_params, grads, inputs,  # type: ignore[arg-type]
                                     yb, clip, ws)
             else:

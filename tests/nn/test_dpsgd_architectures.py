@@ -174,6 +174,25 @@ class Residual(nn.Module):
         return self.b(x + torch.tanh(self.a(x)))
 
 
+class ShiftedLSTM(ImdbLSTM):
+    """An ImdbLSTM subclass whose forward shifts the logits."""
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        return super().forward(tokens) + 0.1
+
+
+def padded_lstm() -> nn.Module:
+    model = ImdbLSTM(30, 4, 5, n_classes=3)
+    model.embedding = nn.Embedding(30, 4, padding_idx=0)
+    return model
+
+
+def hooked_lstm() -> nn.Module:
+    model = ImdbLSTM(30, 4, 5, n_classes=3)
+    model.classifier.register_forward_hook(lambda module, args, out: 0.5 * out)
+    return model
+
+
 def shared_activation() -> nn.Module:
     act = nn.Tanh()
     return nn.Sequential(nn.Linear(6, 5), act, nn.Linear(5, 4), act, nn.Linear(4, 3))
@@ -421,8 +440,23 @@ CASES: list[Case] = [
     Case("gru-cell", lambda: CellLoop(nn.GRUCell(4, 6)), (5, 4), layers="CellLoop"),
     Case("rnn-cell", lambda: CellLoop(nn.RNNCell(4, 6)), (5, 4), layers="CellLoop"),
     Case("lstm-cell", lambda: CellLoop(nn.LSTMCell(4, 6)), (5, 4), layers="CellLoop"),
-    Case("imdb-lstm", lambda: ImdbLSTM(30, 4, 5, n_classes=3), (6,), layers="ImdbLSTM",
+    Case("imdb-lstm", lambda: ImdbLSTM(30, 4, 5, n_classes=3), (6,), vocabulary=30),
+    Case("imdb-lstm-one-word", lambda: ImdbLSTM(11, 2, 3, n_classes=3), (1,), vocabulary=11,
+         batch_size=4),
+    Case("imdb-lstm-repeated-words", lambda: ImdbLSTM(4, 3, 2, n_classes=3), (9,),
+         vocabulary=4),
+    Case("imdb-lstm-frozen-embedding", frozen(lambda: ImdbLSTM(30, 4, 5, n_classes=3),
+                                              "embedding.weight"), (6,), vocabulary=30),
+    Case("imdb-lstm-frozen-recurrent", frozen(lambda: ImdbLSTM(30, 4, 5, n_classes=3),
+                                              "hidden_weight", "classifier.bias"), (6,),
          vocabulary=30),
+    Case("imdb-lstm-frozen-input", frozen(lambda: ImdbLSTM(30, 4, 5, n_classes=3),
+                                          "input_weight", "bias", "classifier.weight"), (6,),
+         vocabulary=30),
+    Case("imdb-lstm-subclass", lambda: ShiftedLSTM(30, 4, 5, n_classes=3), (6,),
+         layers="is not ImdbLSTM", vocabulary=30),
+    Case("imdb-lstm-padding", padded_lstm, (6,), layers="padding index", vocabulary=30),
+    Case("imdb-lstm-hook", hooked_lstm, (6,), layers="hooks", vocabulary=30),
     Case("batch-centred", BatchCentred, (6,), layers="BatchCentred", func=MIXED),
     # Dropout.
     Case("dropout-train", lambda: nn.Sequential(nn.Linear(6, 5), nn.Dropout(0.3),
@@ -458,7 +492,7 @@ CASES: list[Case] = [
     # The project's models (Cifar10CNN is checked against Opacus with the PFA experiments).
     Case("LogisticRegression", LogisticRegression, (1, 28, 28), classes=10),
     Case("PfaCNN", PfaCNN, (1, 28, 28), classes=10),
-    Case("ImdbLSTM", lambda: ImdbLSTM(50), (7,), layers="ImdbLSTM", vocabulary=50, classes=2),
+    Case("ImdbLSTM", lambda: ImdbLSTM(50), (7,), vocabulary=50, classes=2),
 ]
 
 
