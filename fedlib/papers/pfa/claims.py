@@ -127,20 +127,21 @@ _PAPER_CHANGES = {
 }
 _QUICK_CHANGES = {
     "fig3-ordering":
-        "Quick: FAILS -> not FAILS on the LogR panels: the old single run (seed 0) had WeiAvg "
-        "above PFA+ on both (MNIST 0.727 against 0.690); over three seeds PFA - WeiAvg is "
-        "-0.008 [-0.15, 0.14] on MNIST-LogR, inside the run-to-run uncertainty; the claim "
-        "also reads the CNN panels.",
+        "Quick: FAILS -> INCONCLUSIVE: the old single run (seed 0) had WeiAvg above PFA and "
+        "PFA+ on MNIST-LogR (0.727 against 0.703 and 0.690); over three seeds WeiAvg beats "
+        "FedAvg and Minimum in every panel, but no panel separates PFA or PFA+ from WeiAvg "
+        "beyond the run-to-run uncertainty (PFA - WeiAvg from -0.029 [-0.13, 0.07] on "
+        "FMNIST-LogR to 0.059 [-0.19, 0.31] on MNIST-CNN).",
     "fig3-pfa-plus-matches-pfa":
-        "Quick: FAILS -> not FAILS on three panels: the old single run (seed 0) failed on "
-        "MNIST-CNN (PFA+ 3.1 points above PFA, 0.740 against 0.709); over three seeds every "
-        "one-sided test there and on the LogR panels is inconclusive (e.g. PFA+ + 0.03 - PFA "
-        "0.020 [-0.12, 0.16] on MNIST-CNN); the claim also reads FMNIST-CNN.",
+        "Quick: FAILS -> INCONCLUSIVE: the old single run (seed 0) failed on MNIST-CNN "
+        "(PFA+ 3.1 points above PFA, 0.740 against 0.709); over three seeds every one-sided "
+        "test in the four panels is inconclusive (e.g. PFA+ + 0.03 - PFA 0.020 [-0.12, "
+        "0.16] on MNIST-CNN).",
     "fig3-below-nonprivate":
-        "Quick: HOLDS -> not HOLDS: the old single run held (NP-FedAvg 0.948 on MNIST-CNN, "
-        "which does not diverge at 20 local steps); over three seeds NP-FedAvg - WeiAvg on "
-        "MNIST-LogR is 0.188 [0.007, 0.37], which does not exclude a gap under a point "
-        "(WeiAvg's seeds spread from 0.61 to 0.75).",
+        "Quick: HOLDS -> INCONCLUSIVE: the old single run held (NP-FedAvg does not diverge "
+        "at 20 local steps); over three seeds every gap clears the point but NP-FedAvg - "
+        "WeiAvg on MNIST-LogR, 0.188 [0.007, 0.37] (WeiAvg's seeds spread from 0.61 to "
+        "0.75).",
     "fig3-ordering-authors-closed-form":
         "Quick: HOLDS -> INCONCLUSIVE: the old check ran seed 10 only, where PFA was 2 to 6 "
         "points above WeiAvg with either model; the authors' three seeds include seed 1's "
