@@ -42,7 +42,17 @@ ways to get the clipped per-example gradient sums:
       product of input patches and output gradients per example, and the
       clipped sum as a batched weighted sum; the input gradient goes back
       through the adjoint of im2col, in dense blocks when the stride divides the
-      kernel.
+      kernel. A convolution with many filters over few output positions
+      (T^2 (K + O) < K O, see :func:`_conv_ghost_norm`) takes its norms from the
+      Gram matrices of its patches and output gradients instead (ghost norm)
+      and its clipped sum from one weighted product per client.
+
+    The IMDb model, :class:`~fedlib.nn.models.ImdbLSTM` (exactly that class), runs
+    on this path too, written out in :mod:`fedlib.nn.dpsgd_lstm`: the embedding's
+    per-example norms as segment sums over each example's words, its clipped sum
+    an index-add into the table (nothing of the vocabulary's size per example),
+    the input projection hoisted out of the time loop and the recurrent weights'
+    per-example gradients as time-summed products.
 
 ``"func"`` (any module) ``torch.func``: ``vmap`` over clients of ``vmap`` over
     examples of ``grad`` of the functional model, then clipping and a weighted
@@ -798,7 +808,14 @@ def _per_example_sq_norms(records: _Records, prepared: _Prepared, grads: Mapping
             assert geo is not None
             g_ex = g.reshape(n, geo.n_positions, -1)  # (n, T, O)
             pw = None
-            if train_weight:
+            if train_weight and _conv_ghost_norm(geo.n_positions, geo.patch_size,
+                                                 g_ex.shape[2]):
+                # ||sum_t a_t g_t^T||^2 = sum_{t,s} (a_t . a_s)(g_t . g_s); the clipped sum
+                # then weights the output gradients (no per-example gradient is formed).
+                gram = torch.bmm(a, a.transpose(1, 2))
+                gram.mul_(torch.bmm(g_ex, g_ex.transpose(1, 2)))
+                sq_norm += gram.view(n, -1).sum(1)
+            elif train_weight:
                 pw = ws.get(("per-example", j), (n, geo.patch_size, g_ex.shape[2]), g_ex)
                 torch.bmm(a.transpose(1, 2), g_ex, out=pw)  # (n, K, O), the stored layout
                 sq_norm += torch.linalg.vector_norm(pw.view(n, -1), dim=1).square_()
@@ -836,7 +853,17 @@ def _clipped_sums(records: _Records,
         else:
             pw, pb = pe  # type: ignore[misc]
             w_row = w_mb.unsqueeze(1)  # (M, 1, B)
-            if pw is not None:
+            if pw is None and train_weight:  # ghost norm: the weighted sum from the factors
+                geo = layer.geometry
+                assert geo is not None
+                n_pos, o = geo.n_positions, g.shape[-1]
+                gw = (g.view(n_clients, n_batch, n_pos, o) * w_mb.view(n_clients, n_batch, 1, 1))
+                pw_sum = ws.get(("clipped-sum", layer.weight), (n_clients, geo.patch_size, o), g)
+                torch.bmm(a.view(n_clients, n_batch * n_pos, -1).transpose(1, 2),
+                          gw.view(n_clients, n_batch * n_pos, o), out=pw_sum)
+                grads[layer.weight].view(n_clients, geo.patch_size, o).copy_(  # type: ignore[index]
+                    pw_sum)
+            elif pw is not None:
                 pw_sum = ws.get(("clipped-sum", layer.weight), (n_clients, 1, pw[0].numel()),
                                 pw)
                 torch.bmm(w_row, pw.view(n_clients, n_batch, -1), out=pw_sum)
@@ -844,6 +871,17 @@ def _clipped_sums(records: _Records,
             if pb is not None:
                 torch.bmm(w_row, pb.view(n_clients, n_batch, -1),
                           out=grads[layer.bias].unsqueeze(1))  # type: ignore[index]
+
+
+def _conv_ghost_norm(positions: int, patch: int, outputs: int) -> bool:
+    """Whether a convolution's per-example gradient norms come from Gram matrices of its
+    T input patches and output gradients (ghost norm, T^2 (K + O) multiply-adds per
+    example, then a weighted product for the clipped sum) rather than from its formed
+    (K, O) per-example gradients (T K O, then a weighted sum): the ghost norm only
+    where its Gram matrices cost less than writing the formed gradient, T^2 (K + O)
+    < K O; that is, for many filters over few positions. Linear layers are the case
+    T = 1, always on the ghost norm."""
+    return positions * positions * (patch + outputs) < patch * outputs
 
 
 def _first_parameterised(plan: list[_Layer]) -> int:

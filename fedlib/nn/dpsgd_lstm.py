@@ -177,10 +177,14 @@ def lstm_clipped_sum(plan: LstmPlan, params: dict[str, Tensor], grads: dict[str,
     states[:, 0].zero_()
     cells[:, 0].zero_()
     w_hid_t = w_hid.transpose(1, 2)
+    recurrent_in = ws.get("lstm-recurrent", (m, b, g4), like)
     for t in range(length):
         a = acts[:, t]
         if t:
-            a.baddbmm_(states[:, t], w_hid_t)
+            # Into a contiguous buffer, then added: an in-place batched product on the
+            # strided time slice would run client by client.
+            torch.bmm(states[:, t], w_hid_t, out=recurrent_in)
+            a.add_(recurrent_in)
         a[..., :2 * h].sigmoid_()
         a[..., 2 * h:3 * h].tanh_()
         a[..., 3 * h:].sigmoid_()
