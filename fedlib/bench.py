@@ -6,11 +6,17 @@ machine-readable line per workload: ``ratio <workload> <what>/<baseline> <x>``.
 Workloads (``--only`` picks some):
 
 * ``ppsgd-grid``: the vectorized PPSGD grid against its configurations one by one;
-* ``dpsgd-logr``, ``dpsgd-cnn``: local DP-SGD of 40 federated clients (PFA's
-  client update, MNIST-shaped random data) with :func:`fedlib.nn.dpsgd.local_dpsgd`
-  against the per-client Opacus loop and the per-client plain-torch loop of
-  :mod:`fedlib.nn.dpsgd_reference`: examples per second (timed in turns in one
-  process) and peak resident memory (one run per variant in a fresh process).
+* ``dpsgd-logr``, ``dpsgd-cnn``, ``dpsgd-cifar-cnn``, ``dpsgd-lstm``: local DP-SGD of
+  40 federated clients (PFA's client update on random data shaped as the paper's:
+  MNIST for LogR and the 2-layer CNN, CIFAR-10 for the 4-layer CNN, IMDb reviews of
+  word ids for the LSTM with a 10,000-word vocabulary and 32-wide embedding) with
+  :func:`fedlib.nn.dpsgd.local_dpsgd` against non-private training of the same model
+  on the same examples (one batched torch SGD step on all clients' examples of a
+  local step: the cost DP-SGD is measured against), the per-client Opacus loop and
+  the per-client plain-torch loop of :mod:`fedlib.nn.dpsgd_reference` (the LSTM has
+  no Opacus loop: Opacus has no per-example rule for its parameters): examples per
+  second (timed in turns in one process) and peak resident memory (one run per
+  variant in a fresh process).
   The engine is also timed, in a fresh process of its own, with the opposite
   of its default choice about the helper thread that prepares the next step
   (see :func:`fedlib.nn.dpsgd.spare_core`): once that thread has run, every
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import resource
 import subprocess
@@ -92,24 +99,54 @@ def bench_ppsgd_grid(iterations: int, repeats: int) -> float:
     return ratio
 
 
-DPSGD_MODELS = ("logr", "cnn")
-DPSGD_VARIANTS = ("engine", "opacus-loop", "plain-loop")
+DPSGD_MODELS = ("logr", "cnn", "cifar-cnn", "lstm")
+DPSGD_VARIANTS = ("engine", "non-private", "opacus-loop", "plain-loop")
+DPSGD_LOOPS = {"lstm": ("plain-loop",)}
+"""The per-client loops each model is timed against (both by default)."""
+LSTM_VOCABULARY, LSTM_WIDTH = 10_000, 32
+"""The IMDb LSTM of PFA's Figure 5: vocabulary and embedding width."""
 ENGINE_PREFETCH = {"engine": None, "engine, helper thread": True,
                    "engine, no helper thread": False}
 """The engine's variants: its default, and either choice of the prefetching helper thread."""
 _DPSGD_LR, _DPSGD_CLIP = 0.05, 1.0
 
 
-def _dpsgd_problem(model_name: str, clients: int, steps: int, batch: int, examples: int):
-    """Model, data, batches and noise multipliers of a DP-SGD workload (seeded)."""
+def _dpsgd_variants(model_name: str) -> tuple[str, ...]:
+    """The variants timed for a model: the engine, non-private training, its loops."""
+    loops = DPSGD_LOOPS.get(model_name, ("opacus-loop", "plain-loop"))
+    return ("engine", "non-private", *loops)
+
+
+def _dpsgd_data_name(model_name: str, length: int) -> str:
+    """What the examples of a model's workload look like, for the report."""
+    if model_name == "lstm":
+        return f"{length} word ids of {LSTM_VOCABULARY:,}, 2 classes"
+    if model_name == "cifar-cnn":
+        return "3x32x32, 10 classes"
+    return "1x28x28, 10 classes"
+
+
+def _dpsgd_problem(model_name: str, clients: int, steps: int, batch: int, examples: int,
+                   length: int = 100):
+    """Model, data, batches and noise multipliers of a DP-SGD workload (seeded);
+    ``length``: words per review of the LSTM."""
     from fedlib.nn.dpsgd import draw_batches
-    from fedlib.nn.models import LogisticRegression, PfaCNN
+    from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
 
     torch.manual_seed(0)
-    model = {"logr": LogisticRegression, "cnn": PfaCNN}[model_name]()
     gen = torch.Generator().manual_seed(1)
-    x = torch.randn((clients, examples, 1, 28, 28), generator=gen)
-    y = torch.randint(0, 10, (clients, examples), generator=gen)
+    if model_name == "lstm":
+        model: torch.nn.Module = ImdbLSTM(LSTM_VOCABULARY, LSTM_WIDTH)
+        x = torch.randint(0, LSTM_VOCABULARY, (clients, examples, length),
+                          generator=gen).float()
+        classes = 2
+    else:
+        model = {"logr": LogisticRegression, "cnn": PfaCNN,
+                 "cifar-cnn": Cifar10CNN}[model_name]()
+        shape = (3, 32, 32) if model_name == "cifar-cnn" else (1, 28, 28)
+        x = torch.randn((clients, examples, *shape), generator=gen)
+        classes = 10
+    y = torch.randint(0, classes, (clients, examples), generator=gen)
     batches = draw_batches(clients, examples, steps, batch, gen)
     noise_multipliers = torch.linspace(0.5, 5.0, clients)  # heterogeneous budgets
     return model, x, y, batches, noise_multipliers
@@ -123,11 +160,32 @@ def _dpsgd_runner(variant: str, problem, n_clients: int) -> Callable[[], object]
     model, x, y, batches, nm = problem
     data = (x[:n_clients], y[:n_clients], batches[:n_clients])
     gen = torch.Generator().manual_seed(2)
+    if variant == "non-private":
+        return lambda: non_private_training(model, *data, _DPSGD_LR)
     if variant in ENGINE_PREFETCH:
         return lambda: local_dpsgd(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients],
                                    gen, prefetch=ENGINE_PREFETCH[variant])
     loop = {"opacus-loop": opacus_local_dpsgd, "plain-loop": plain_local_dpsgd}[variant]
     return lambda: loop(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients], gen)
+
+
+def non_private_training(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
+                         batches: torch.Tensor, lr: float) -> torch.nn.Module:
+    """The non-private cost of a DP-SGD workload: one copy of ``model`` trained with one
+    torch SGD step (autograd, mean cross-entropy) per local step on the examples of
+    that step of all clients together (M*B of them, gathered as the engine gathers
+    them). Returns the trained copy."""
+    net = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
+    n_clients, n_examples = y.shape
+    rows, labels = x.reshape(n_clients * n_examples, *x.shape[2:]), y.reshape(-1)
+    offsets = (torch.arange(n_clients) * n_examples)[:, None]
+    for t in range(batches.shape[1]):
+        idx = (batches[:, t] + offsets).view(-1)
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(net(rows[idx]), labels[idx]).backward()
+        optimizer.step()
+    return net
 
 
 def _status_mb(field: str) -> float | None:
@@ -160,8 +218,8 @@ def dpsgd_memory_worker(spec: dict) -> dict:
     """
     if spec["threads"] > 0:
         torch.set_num_threads(spec["threads"])
-    problem = _dpsgd_problem(
-        spec["model"], spec["clients"], spec["steps"], spec["batch"], spec["examples"])
+    problem = _dpsgd_problem(spec["model"], spec["clients"], spec["steps"], spec["batch"],
+                             spec["examples"], spec.get("length", 100))
     run = _dpsgd_runner(spec["variant"], problem, spec["run_clients"])
     if spec["variant"] == "opacus-loop":
         import opacus  # noqa: F401  (importing it is not part of the run)
@@ -188,8 +246,10 @@ def _memory_in_fresh_process(spec: dict) -> dict:
 
 
 def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples: int,
-                repeats: int, loop_clients: int, threads: int) -> dict[str, float]:
-    """Examples per second and peak memory of local DP-SGD: engine vs per-client loops.
+                repeats: int, loop_clients: int, threads: int, length: int = 100
+                ) -> dict[str, float]:
+    """Examples per second and peak memory of local DP-SGD: the engine against
+    non-private training and the per-client loops.
 
     Timings: all variants in this process, one run of each in turn per round
     (the load of a shared machine then hits them alike), best of ``repeats``
@@ -205,19 +265,21 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
         torch.set_num_threads(threads)
     try:
         other = "engine, no helper thread" if spare_core() else "engine, helper thread"
-        counts = {"engine": clients, "opacus-loop": loop_clients, "plain-loop": loop_clients,
-                  other: clients}
+        variants = _dpsgd_variants(model_name)
+        counts = {"engine": clients, "non-private": clients, "opacus-loop": loop_clients,
+                  "plain-loop": loop_clients, other: clients}
         spec = {"model": model_name, "clients": clients, "steps": steps, "batch": batch,
-                "examples": examples, "threads": threads}
+                "examples": examples, "threads": threads, "length": length}
         memory = {v: _memory_in_fresh_process({**spec, "variant": v, "run_clients": counts[v]})
-                  for v in DPSGD_VARIANTS}
+                  for v in variants}
         memory[other] = _memory_in_fresh_process(
             {**spec, "variant": other, "run_clients": clients, "repeats": repeats})
-        problem = _dpsgd_problem(model_name, clients, steps, batch, examples)
-        runs = {v: _dpsgd_runner(v, problem, counts[v]) for v in DPSGD_VARIANTS}
-        _dpsgd_runner("opacus-loop", problem, 1)()  # first-use costs of each path
-        _dpsgd_runner("plain-loop", problem, 1)()
+        problem = _dpsgd_problem(model_name, clients, steps, batch, examples, length)
+        runs = {v: _dpsgd_runner(v, problem, counts[v]) for v in variants}
+        for loop in variants[2:]:  # first-use costs of each path
+            _dpsgd_runner(loop, problem, 1)()
         runs["engine"]()
+        runs["non-private"]()
         times = _interleaved_best_times(runs, repeats)
         used_threads = torch.get_num_threads()
     finally:
@@ -226,7 +288,7 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
 
     name = f"dpsgd-{model_name}"
     print(f"{name}: M={clients} clients, tau={steps} local steps, batch {batch}, "
-          f"{examples} examples/client (1x28x28, 10 classes), float32, "
+          f"{examples} examples/client ({_dpsgd_data_name(model_name, length)}), float32, "
           f"torch threads {used_threads}")
     print(f"  best of {repeats} interleaved rounds; loops timed on {loop_clients} of the "
           f"{clients} clients (their cost is linear in clients)")
@@ -241,17 +303,20 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
             line += (f"{mem['peak_mb']:>8.0f} MB{mem['before_mb']:>7.0f} MB"
                      f"{mem['peak_mb'] - mem['before_mb']:>8.0f} MB")
         print(line)
+    data_mb = problem[1].numel() * problem[1].element_size() / 2**20
     print("  (memory: resident set of a fresh process doing one run, Python, torch and the "
-          f"{clients * examples * 784 * 4 / 2**20:.0f} MB of data included, 'before' and "
-          "'peak' during the run)")
+          f"{data_mb:.0f} MB of data included, 'before' and 'peak' during the run; "
+          "non-private: one batched torch SGD step per local step on all clients' examples)")
     print(f"  (engine: {'with' if other.endswith('no helper thread') else 'without'} the "
           f"helper thread that prepares the next step, its default with {used_threads} "
           f"intra-op thread{'s' if used_threads != 1 else ''} on this CPU; '{other}' was "
           "timed in a fresh process of its own)")
     ratios = {}
-    for baseline in ("opacus-loop", "plain-loop"):
+    for baseline in variants[1:]:
         ratios[baseline] = rates["engine"] / rates[baseline]
         print(f"ratio {name} engine/{baseline} {ratios[baseline]:.2f}")
+    print(f"memory {name} engine {memory['engine']['peak_mb']:.0f} MB non-private "
+          f"{memory['non-private']['peak_mb']:.0f} MB")
     return ratios
 
 
@@ -336,6 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20, help="dpsgd: tau local steps")
     parser.add_argument("--batch", type=int, default=8, help="dpsgd: batch size B")
     parser.add_argument("--examples", type=int, default=1200, help="dpsgd: examples per client")
+    parser.add_argument("--length", type=int, default=100,
+                        help="dpsgd-lstm: words per review")
     parser.add_argument("--loop-clients", type=int, default=5,
                         help="dpsgd: clients the per-client loops are timed on")
     parser.add_argument("--threads", type=int, default=0,
@@ -362,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                args.dpsgd_repeats)
         else:
             bench_dpsgd(workload.removeprefix("dpsgd-"), args.clients, args.steps, args.batch,
-                        args.examples, args.dpsgd_repeats, args.loop_clients, args.threads)
+                        args.examples, args.dpsgd_repeats, args.loop_clients, args.threads,
+                        args.length)
     return 0
 
 
