@@ -137,6 +137,8 @@ class Verdict:
 
     status: str
     evidence: str
+    brief: str = ""
+    """The evidence in one short clause (a combined claim lists its parts by it)."""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -202,19 +204,22 @@ class Comparison:
         head = (f"claim {self.statement()}; {self.a} {ea.text()}, {self.b} {eb.text()}; "
                 f"difference {d.text()}; margin {self.margin:g}"
                 + (f" ({self.why})" if self.why else ""))
+        brief = (f"{self.a} {ea.mean:.3f}, {self.b} {eb.mean:.3f}, difference {d.text()}, "
+                 f"margin {self.margin:g}")
         if ea.n == 0 or eb.n == 0:
             missing = self.a if ea.n == 0 else self.b
-            return Verdict(NOT_RUN, f"no runs of {missing}; " + head)
+            return Verdict(NOT_RUN, f"no runs of {missing}; " + head, f"no runs of {missing}")
         if d.n < 2:
             return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, "
-                           "so no difference can be judged; " + head)
+                           "so no difference can be judged; " + head, "one repeat")
         if trivial is not None and trivial.at_baseline(ea) and trivial.at_baseline(eb):
             return Verdict(NOT_TESTABLE, f"both arms are within noise of {trivial.name} "
-                           f"({trivial.value:g}); " + head)
+                           f"({trivial.value:g}); " + head,
+                           f"both arms at {trivial.name} ({ea.mean:.3g}, {eb.mean:.3g})")
         sign = 1.0 if self.direction == "greater" else -1.0
         low, high = sorted((sign * d.low, sign * d.high))
         if low > self.margin:
-            return Verdict(HOLDS, head)
+            return Verdict(HOLDS, head, brief)
         if high < self.margin:
             if high < -self.margin:
                 why = f"{self.b} is ahead beyond the margin"
@@ -222,19 +227,21 @@ class Comparison:
                 why = "the arms tie within the margin"
             else:
                 why = "the difference is below the margin"
-            return Verdict(FAILS, f"{why}; " + head)
-        return Verdict(INCONCLUSIVE, "the interval contains the margin; " + head)
+            return Verdict(FAILS, f"{why}; " + head, f"{why}: {brief}")
+        return Verdict(INCONCLUSIVE, "the interval contains the margin; " + head, brief)
 
 
 def combine(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
     """One verdict for a claim made of several comparisons (all must hold): FAILS if
     any part fails; NOT-RUN if any is not run; HOLDS if every testable part holds (the
     evidence names the parts that are not testable); NOT-TESTABLE if none is testable;
-    INCONCLUSIVE otherwise. ``parts`` are (label, verdict) pairs."""
+    INCONCLUSIVE otherwise. ``parts`` are (label, verdict) pairs; the evidence lists each
+    part by its brief (its difference, interval and margin)."""
     if not parts:
         raise ValueError("combine needs at least one part")
     statuses = [v.status for _, v in parts]
-    evidence = " | ".join(f"{label}: {v.status} ({v.evidence})" for label, v in parts)
+    evidence = " | ".join(f"{label}: {v.status} ({v.brief or v.evidence})"
+                          for label, v in parts)
     if FAILS in statuses:
         status = FAILS
     elif NOT_RUN in statuses:

@@ -205,3 +205,14 @@ def test_near_value_reads_the_whole_interval() -> None:
     assert near_value("error", _arm([0.46, 0.47, 0.45]), 0.097, 0.03).status == FAILS
     assert near_value("error", _arm([0.05, 0.2, 0.1]), 0.097, 0.03).status == INCONCLUSIVE
     assert near_value("error", _arm([0.1]), 0.097, 0.03).status == NOT_RUN
+
+
+def test_a_combined_claim_lists_its_parts_briefly_with_their_numbers() -> None:
+    arms = {"A": _arm([0.9, 0.91, 0.92]), "B": _arm([0.8, 0.8, 0.81]),
+            "C": _arm([0.95, 0.96, 0.97])}
+    v = best_of("accuracy", "A", arms, direction="greater", margin=0.01)
+    assert v.status == FAILS
+    parts = v.evidence.split(" | ")
+    assert parts[0].startswith("vs B: HOLDS (A 0.910, B 0.803, difference 0.107 [")
+    assert parts[1].startswith("vs C: FAILS (C is ahead beyond the margin: A 0.910, C 0.960")
+    assert all("margin 0.01" in p for p in parts) and "claim A - B" not in v.evidence
