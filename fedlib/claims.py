@@ -325,14 +325,15 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
                                 text=c.text, evidence=f"not evaluated at the {STORED_TIER} "
                                 "tier: its grid (named in the chapter) does not run the "
                                 "setting this claim reads", paper_value=c.paper_value,
-                                scale=STORED_TIER)
+                                scale=STORED_TIER, origin=c.origin, restated=c.restated)
                           for c in mine if c.claim_id not in ids)
             continue
         reason = (f"the {STORED_TIER} tier is not published: {marker.read_text().strip()}"
                   if marker.is_file() else
                   f"the {STORED_TIER} tier was not rendered in this build")
         claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN", text=c.text,
-                            evidence=reason, paper_value=c.paper_value, scale=STORED_TIER)
+                            evidence=reason, paper_value=c.paper_value, scale=STORED_TIER,
+                            origin=c.origin, restated=c.restated)
                       for c in mine)
     return claims
 

@@ -385,3 +385,16 @@ def test_an_interrupted_run_left_as_a_partial_notebook_makes_its_claims_stale(tm
         {"metadata": {"papermill": {"start_time": "2027-06-01T00:00:00+00:00"}}}))
     with pytest.raises(ScorecardError, match="ppsgd.json is stale"):
         checked_claims(claims, runs)
+
+
+def test_a_finding_stays_a_finding_at_a_tier_that_was_not_rendered(tmp_path) -> None:
+    from fedlib.claims import stored_tier_claims
+
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "pfa.missing").write_text("3 of 9 runs are missing\n")
+    mine = ClaimSheet("pfa", "quick")
+    mine.exact("derived", True, "t", "e", origin="companion", restated="was: x")
+    mine.exact("stated", True, "t", "e")
+    stored = stored_tier_claims(tmp_path, mine.claims)
+    assert [(c.claim_id, c.origin, c.restated) for c in stored] == [
+        ("derived", "companion", "was: x"), ("stated", "paper", "")]
