@@ -82,3 +82,4 @@ def test_pfa_authors_setting_is_checked() -> None:
         AuthorsSetting(aggregators=("fedavg", "fedsgd"))
     with pytest.raises(ValueError, match="seeds must be a non-empty tuple"):
         AuthorsSetting(seeds=())
+

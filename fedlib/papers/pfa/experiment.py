@@ -294,9 +294,25 @@ def federation(config: dict[str, Any]) -> Federation:
     idx = torch.as_tensor(client_indices(y.numpy(), config["n_clients"], config["partition"],
                                          config["seed"], setting_examples_per_client(config)))
     budgets = setting_budgets(config)
-    n_test = config["n_test"]
-    return Federation(x=x[idx], y=y[idx], x_test=x_test[:n_test], y_test=y_test[:n_test],
+    kept = torch.as_tensor(test_subset(len(y_test), config["n_test"]))
+    return Federation(x=x[idx], y=y[idx], x_test=x_test[kept], y_test=y_test[kept],
                       budgets=budgets, delta=DELTA)
+
+
+TEST_SUBSET_SEED = 20_220_101
+"""Seed of the test examples a setting evaluates on when it takes fewer than the whole
+test set: the same for every run, so that runs are compared on the same examples."""
+
+
+def test_subset(n_total: int, n_test: int) -> np.ndarray:
+    """Indices of the ``n_test`` test examples a setting evaluates on: all of them in
+    order when it takes the whole set, else a seeded random subset (in index order). Not
+    the first ``n_test``: a test set stored by class (IMDb's 12,500 negative reviews come
+    first) would give a subset of one class."""
+    if n_test >= n_total:
+        return np.arange(n_total)
+    chosen = np.random.default_rng(TEST_SUBSET_SEED).choice(n_total, n_test, replace=False)
+    return np.sort(chosen)
 
 
 def hyperparameters(config: dict[str, Any]) -> Hyperparameters:

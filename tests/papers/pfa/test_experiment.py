@@ -241,3 +241,14 @@ def test_run_merges_every_config_into_its_rows(monkeypatch):
 def test_describe_is_the_setup_as_a_dict():
     described = pfa.describe(pfa.tier("paper"))
     assert described["rounds"] == 100 and described["k_grid"] == pfa.PAPER_K_GRID
+
+
+def test_pfa_evaluates_on_a_test_subset_of_every_class_when_the_set_is_stored_by_class() -> None:
+    from fedlib.papers.pfa.experiment import test_subset
+
+    labels = np.repeat([0, 1], 12_500)  # IMDb's test set: the negative reviews first
+    kept = test_subset(len(labels), 10_000)
+    assert len(set(kept)) == 10_000 and np.all(np.diff(kept) > 0)
+    assert 4_800 < labels[kept].sum() < 5_200  # the first 10,000 would all be negative
+    np.testing.assert_array_equal(kept, test_subset(len(labels), 10_000))  # same every run
+    np.testing.assert_array_equal(test_subset(10_000, 10_000), np.arange(10_000))
