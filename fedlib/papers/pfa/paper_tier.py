@@ -4,9 +4,9 @@ The paper's grid with two cuts: one repeat of every setting instead of five, and
 4 on the five budget distributions its claims read. The estimates come from the
 measured time of the first repeat on one CPU core (a CNN setting of Figures 3, 4 and 8
 0.53 to 0.65 CPU-hours, a logistic-regression one 0.035, the authors' setting 0.82 in
-all: 5.6 CPU-hours for everything but Figure 5). Figure 5 dominates: from its first
-rounds, about a minute per aggregator and round on CIFAR-10 (12 CPU-hours for the
-setting) and about 15 minutes on IMDb (170 CPU-hours), which the book does not publish
+all: 5.6 CPU-hours for everything but Figure 5). Figure 5 dominates: measured from the
+time of a local step with its seven aggregators as one batch, about 29-32 CPU-hours on
+CIFAR-10 (12 on a quieter machine) and 18-21 on IMDb, which the book does not publish
 (the chapter says why).
 """
 
