@@ -255,6 +255,50 @@ def combine(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
     return Verdict(status, evidence)
 
 
+def at_least(count: int, parts: Sequence[tuple[str, Verdict]]) -> Verdict:
+    """One verdict for "at least ``count`` of ``parts`` hold": HOLDS when that many hold,
+    FAILS when fewer than ``count`` could (hold, are inconclusive or not testable), NOT-RUN
+    when a part is not run, NOT-TESTABLE when none is testable, INCONCLUSIVE otherwise."""
+    statuses = [v.status for _, v in parts]
+    evidence = f"needs {count} of {len(parts)}: " + " | ".join(
+        f"{label}: {v.status} ({v.brief or v.evidence})" for label, v in parts)
+    holds = statuses.count(HOLDS)
+    could = holds + statuses.count(INCONCLUSIVE) + statuses.count(NOT_TESTABLE)
+    if NOT_RUN in statuses:
+        status = NOT_RUN
+    elif all(s == NOT_TESTABLE for s in statuses):
+        status = NOT_TESTABLE
+    elif holds >= count:
+        status = HOLDS
+    elif could < count:
+        status = FAILS
+    else:
+        status = INCONCLUSIVE
+    return Verdict(status, evidence)
+
+
+def any_of(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
+    """One verdict for a claim that needs one of several comparisons: HOLDS if any part
+    holds; FAILS if every part fails; NOT-RUN if any part is not run and none holds;
+    NOT-TESTABLE if every part is; INCONCLUSIVE otherwise."""
+    if not parts:
+        raise ValueError("any_of needs at least one part")
+    statuses = [v.status for _, v in parts]
+    evidence = " | ".join(f"{label}: {v.status} ({v.brief or v.evidence})" for label, v in parts)
+    testable = [s for s in statuses if s != NOT_TESTABLE]
+    if HOLDS in statuses:
+        status = HOLDS
+    elif testable and all(s == FAILS for s in testable):
+        status = FAILS
+    elif NOT_RUN in statuses:
+        status = NOT_RUN
+    elif all(s == NOT_TESTABLE for s in statuses):
+        status = NOT_TESTABLE
+    else:
+        status = INCONCLUSIVE
+    return Verdict(status, evidence)
+
+
 def best_of(quantity: str, claimed: str, arms: Mapping[str, Values], *,
             direction: Literal["greater", "less"], margin: float, why: str = "",
             trivial: Trivial | None = None, level: float = LEVEL) -> Verdict:

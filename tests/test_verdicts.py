@@ -19,6 +19,8 @@ from fedlib.verdicts import (
     Comparison,
     Trivial,
     Verdict,
+    any_of,
+    at_least,
     best_of,
     combine,
     difference,
@@ -216,3 +218,25 @@ def test_a_combined_claim_lists_its_parts_briefly_with_their_numbers() -> None:
     assert parts[0].startswith("vs B: HOLDS (A 0.910, B 0.803, difference 0.107 [")
     assert parts[1].startswith("vs C: FAILS (C is ahead beyond the margin: A 0.910, C 0.960")
     assert all("margin 0.01" in p for p in parts) and "claim A - B" not in v.evidence
+
+
+def test_at_least_counts_holding_parts() -> None:
+    held, tie, unsure = (Verdict("HOLDS", "h"), Verdict("FAILS", "f"),
+                         Verdict("INCONCLUSIVE", "i"))
+    assert at_least(2, [("a", held), ("b", held), ("c", tie)]).status == "HOLDS"
+    assert at_least(2, [("a", held), ("b", tie), ("c", tie)]).status == "FAILS"
+    assert at_least(2, [("a", held), ("b", unsure), ("c", tie)]).status == (
+        "INCONCLUSIVE")
+    assert at_least(1, [("a", Verdict("NOT-RUN", "n"))]).status == "NOT-RUN"
+    assert at_least(1, [("a", Verdict("NOT-TESTABLE", "t"))]).status == (
+        "NOT-TESTABLE")
+
+
+def test_any_of_holds_when_one_part_holds() -> None:
+    from fedlib.verdicts import Verdict
+
+    hold, fail, tie = Verdict("HOLDS", "h"), Verdict("FAILS", "f"), Verdict("INCONCLUSIVE", "i")
+    assert any_of([("a", fail), ("b", hold)]).status == "HOLDS"
+    assert any_of([("a", fail), ("b", fail)]).status == "FAILS"
+    assert any_of([("a", fail), ("b", tie)]).status == "INCONCLUSIVE"
+    assert any_of([("a", fail), ("b", Verdict("NOT-TESTABLE", "t"))]).status == "FAILS"

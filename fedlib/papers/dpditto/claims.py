@@ -513,15 +513,10 @@ def baselines_fall(runs: pd.DataFrame, panel: str, falling: Sequence[str],
 def _interior(quantity: str, curve: dict[int, pd.Series], *, lower_is_better: bool,
               margin: float, why: str, trivial: Trivial | None = None) -> Verdict:
     """:func:`interior_optimum` over a T grid (its low edge closed at T = 1, its high
-    edge open); NOT-RUN with fewer than three T."""
+    edge open); NOT-RUN with fewer than three T (or one repeat, as it says itself)."""
     if len(curve) < 3:
         return Verdict(NOT_RUN, f"the T grid {sorted(curve)} has fewer than three points: "
                        "no optimum can lie inside it")
-    fewest = min(len(v) for v in curve.values())
-    if fewest < 2:
-        return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, so no "
-                       f"optimum can be judged; {quantity} by T: " + ", ".join(
-                           f"{t}: {estimate(v).text()}" for t, v in sorted(curve.items())))
     return interior_optimum(quantity, {float(t): v for t, v in curve.items()},
                             lower_is_better=lower_is_better, margin=margin, why=why,
                             open_edges=(min(curve) > 1, True), trivial=trivial)

@@ -25,14 +25,10 @@ from fedlib.papers.padpfl.experiment import (
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy.calibration import classic_gaussian_c, padpfl_client_sigma
 from fedlib.verdicts import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_RUN,
-    NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
+    at_least,
     best_of,
     combine,
 )
@@ -201,28 +197,6 @@ def initial_loss(runs: pd.DataFrame, scenario: str) -> Trivial:
     whose final loss is not a margin below it, beyond its interval, learned nothing)."""
     return Trivial("the initial loss", float(start_loss(runs, scenario).mean()),
                    higher_is_better=False, tolerance=LOSS_MARGIN)
-
-
-def at_least(count: int, parts: list[tuple[str, Verdict]]) -> Verdict:
-    """One verdict for "at least ``count`` of ``parts`` hold": HOLDS when that many hold,
-    FAILS when fewer than ``count`` could (hold, are inconclusive or not testable), NOT-RUN
-    when a part is not run, NOT-TESTABLE when none is testable, INCONCLUSIVE otherwise."""
-    statuses = [v.status for _, v in parts]
-    evidence = f"needs {count} of {len(parts)}: " + " | ".join(
-        f"{label}: {v.status} ({v.evidence})" for label, v in parts)
-    holds = statuses.count(HOLDS)
-    could = holds + statuses.count(INCONCLUSIVE) + statuses.count(NOT_TESTABLE)
-    if NOT_RUN in statuses:
-        status = NOT_RUN
-    elif all(s == NOT_TESTABLE for s in statuses):
-        status = NOT_TESTABLE
-    elif holds >= count:
-        status = HOLDS
-    elif could < count:
-        status = FAILS
-    else:
-        status = INCONCLUSIVE
-    return Verdict(status, evidence)
 
 
 def _nonprivate(finals: pd.DataFrame, scenario: str,

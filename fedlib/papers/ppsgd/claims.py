@@ -38,14 +38,12 @@ from fedlib.papers.ppsgd.experiment import (
 from fedlib.papers.ppsgd.experiment import tier as experiment_tier
 from fedlib.privacy import epsilon
 from fedlib.verdicts import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
+    any_of,
     best_of,
     combine,
     per_seed,
@@ -194,28 +192,6 @@ def judged_at_chance(comparison: Comparison, a: pd.Series, b: pd.Series,
         return verdict
     return Verdict(NOT_TESTABLE, f"every run of both arms is within {trivial.tolerance:g} of "
                    f"{trivial.name} ({trivial.value:g}); " + verdict.evidence)
-
-
-def any_of(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
-    """One verdict for a claim that needs one of several comparisons: HOLDS if any part
-    holds; FAILS if every part fails; NOT-RUN if any part is not run and none holds;
-    NOT-TESTABLE if every part is; INCONCLUSIVE otherwise."""
-    if not parts:
-        raise ValueError("any_of needs at least one part")
-    statuses = [v.status for _, v in parts]
-    evidence = " | ".join(f"{label}: {v.status} ({v.evidence})" for label, v in parts)
-    testable = [s for s in statuses if s != NOT_TESTABLE]
-    if HOLDS in statuses:
-        status = HOLDS
-    elif testable and all(s == FAILS for s in testable):
-        status = FAILS
-    elif NOT_RUN in statuses:
-        status = NOT_RUN
-    elif all(s == NOT_TESTABLE for s in statuses):
-        status = NOT_TESTABLE
-    else:
-        status = INCONCLUSIVE
-    return Verdict(status, evidence)
 
 
 # --- Figure 1a ----------------------------------------------------------------------------

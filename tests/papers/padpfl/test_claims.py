@@ -12,7 +12,6 @@ from fedlib.claims import verdict_changes
 from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.privacy import epsilon as exact_epsilon
-from fedlib.verdicts import Verdict
 
 CLAIM_IDS = [
     "fig2-equal-worst", "fig2-012-best", "fig2-012-best-of-five", "fig3-eps20-below-eps5",
@@ -247,17 +246,6 @@ def test_one_seed_gives_every_claim_not_run_under_the_same_ids() -> None:
     assert {c.status for c in claims.values()} == {"NOT-RUN"}
     assert "one repeat" in claims["fig2-equal-worst"].evidence
 
-
-def test_at_least_counts_holding_parts() -> None:
-    held, tie, unsure = (Verdict("HOLDS", "h"), Verdict("FAILS", "f"),
-                         Verdict("INCONCLUSIVE", "i"))
-    assert pad_claims.at_least(2, [("a", held), ("b", held), ("c", tie)]).status == "HOLDS"
-    assert pad_claims.at_least(2, [("a", held), ("b", tie), ("c", tie)]).status == "FAILS"
-    assert pad_claims.at_least(2, [("a", held), ("b", unsure), ("c", tie)]).status == (
-        "INCONCLUSIVE")
-    assert pad_claims.at_least(1, [("a", Verdict("NOT-RUN", "n"))]).status == "NOT-RUN"
-    assert pad_claims.at_least(1, [("a", Verdict("NOT-TESTABLE", "t"))]).status == (
-        "NOT-TESTABLE")
 
 
 def test_verdict_change_notes_name_claims_of_the_chapter() -> None:

@@ -409,15 +409,6 @@ def test_figure1_epsilon_claim_compares_printed_values_exactly() -> None:
     assert wrong.status == "FAILS"
 
 
-def test_any_of_holds_when_one_part_holds() -> None:
-    from fedlib.verdicts import Verdict
-
-    hold, fail, tie = Verdict("HOLDS", "h"), Verdict("FAILS", "f"), Verdict("INCONCLUSIVE", "i")
-    assert claims.any_of([("a", fail), ("b", hold)]).status == "HOLDS"
-    assert claims.any_of([("a", fail), ("b", fail)]).status == "FAILS"
-    assert claims.any_of([("a", fail), ("b", tie)]).status == "INCONCLUSIVE"
-    assert claims.any_of([("a", fail), ("b", Verdict("NOT-TESTABLE", "t"))]).status == "FAILS"
-
 
 def test_stackoverflow_claims_are_not_run() -> None:
     evaluated = claims.stackoverflow_claims("quick")
