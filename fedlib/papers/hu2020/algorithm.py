@@ -33,7 +33,8 @@ Algorithm 1 (and MOCHA's MATLAB code) keeps the old W instead: pass
 ``recompute_w=False`` for that reading.
 
 Noise (Theorem 5 with the project's constants; :func:`fedlib.privacy.hu2020_sigma`):
-``sigma1, sigma2 = hu2020_sigma(epsilon, delta, q, p = 1 - p_drop, K, r)`` with
+``sigma1, sigma2 = noise_scale * hu2020_sigma(epsilon, delta, q, p = 1 - p_drop, K, r)``
+(``noise_scale`` is 1 unless a run scales the noise on purpose) with
 ``K = accounted_rounds`` (default: every round, ``inner_rounds * outer_rounds``;
 the paper counts the K inner rounds only) and ``q = E[n_iter] / min_t n_t``,
 the sampling rate of the device with the fewest examples (the largest ``q_t``,
@@ -60,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedlib.checks import check_count, check_delta, check_epsilon, check_positive, is_real
+from fedlib.limits import check_finite
 from fedlib.papers.hu2020.svm import (
     PaddedTasks,
     check_unit_norm,
@@ -104,6 +106,10 @@ class Hu2020Config:
     epsilon : total privacy budget; ``None`` or ``math.inf`` means no noise.
     delta : target delta, 0 < delta < 1.
     r : budget ratio epsilon2 / epsilon1 of the two noisy releases, > 0.
+    noise_scale : not in the paper: a factor on both noise multipliers, >= 0 (default
+        1, Theorem 5's noise). 0 runs the private code path with no noise, which must give
+        the non-private solver's iterates; values in between trace how the solver moves
+        from one to the other. A run with a factor below 1 is not (epsilon, delta)-private.
     project_dual : not in the paper. After line 6 adds its noise, project each
         noisy ``alpha_ti y_ti`` back onto the hinge dual's box [0, 1]. The
         projection is post-processing of the noisy variable (no privacy cost); it
@@ -119,6 +125,7 @@ class Hu2020Config:
     delta: float = 1e-3
     r: float = 1.0
     project_dual: bool = False
+    noise_scale: float = 1.0
 
     def __post_init__(self) -> None:
         check_positive(self.lam, "lam")
@@ -136,6 +143,7 @@ class Hu2020Config:
             check_epsilon(self.epsilon)
         check_delta(self.delta)
         check_positive(self.r, "r")
+        check_finite(self.noise_scale, "noise_scale", minimum=0.0)
         if not isinstance(self.project_dual, bool):
             raise ValueError(f"project_dual must be True or False, got {self.project_dual!r}.")
 
@@ -159,7 +167,8 @@ class Hu2020Result:
     dual : (runs, n_records) ``D(alpha)`` likewise; +inf once noise has pushed
         some ``alpha_ti y_ti`` out of [0, 1].
     rounds : (n_records,) 1-based round index over all outer rounds.
-    sigma1, sigma2 : (runs,) noise multipliers (0 for non-private runs).
+    sigma1, sigma2 : (runs,) noise multipliers, times ``noise_scale`` (0 for non-private
+        runs).
     q : (runs,) sampling rate used for calibration, ``E[n_iter] / min_t n_t``
         (one value per run because ``E[n_iter]`` depends on tau).
     run_indices : (runs,) the run index of each row (its random streams).
@@ -315,7 +324,9 @@ def run_mocha_dp(
             )
     q = np.array([sampling_rate(data.n, n_min, c.tau) for c in configs])
     sigmas = [
-        hu2020_sigma(c.epsilon, c.delta, qi, 1.0 - c.p_drop, K, c.r) if c.private else (0.0, 0.0)
+        tuple(c.noise_scale * s for s in hu2020_sigma(c.epsilon, c.delta, qi, 1.0 - c.p_drop,
+                                                       K, c.r))
+        if c.private else (0.0, 0.0)
         for c, qi in zip(configs, q, strict=True)
     ]
     sigma1 = np.array([s[0] for s in sigmas])
