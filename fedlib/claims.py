@@ -466,13 +466,9 @@ def scorecard_text(claims: Sequence[Claim]) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _html(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\n", " "))
+    """``text`` escaped for HTML (quotes too, for attributes), on one line."""
+    return html.escape(" ".join(str(text).split()), quote=True)
 
 
 _BADGE = {HOLDS: "holds", FAILS: "fails", INCONCLUSIVE: "inconclusive",
@@ -529,34 +525,108 @@ STATUS_MEANINGS = {
 
 
 def _badges(group: Sequence[Claim]) -> str:
-    return " ".join(f'<span class="verdict {_BADGE[x.status]}">{x.status}</span>'
-                    + (f'<span class="tier">{_html(x.scale)}</span>' if x.scale else "")
-                    for x in group)
+    return "".join(f'<span class="verdict {_BADGE[x.status]}">{x.status}</span>'
+                   + (f'<span class="tier">{_html(x.scale)}</span>' if x.scale else "")
+                   for x in group)
 
 
-def _claim_card(group: Sequence[Claim], href: str) -> str:
-    """One claim as a block: the claim in words at full width, a badge per tier, and its
-    evidence folded."""
+def _row_numbers(group: Sequence[Claim]) -> str:
+    """The deciding number of a claim, on one line: that of the paper tier where the
+    claim is run there, else of the largest tier that runs it, named."""
+    from fedlib.findings import deciding, exact_detail, measure
+
+    c = deciding(group)
+    if c.status == NOT_RUN:
+        return ""
+    found = measure(c)
+    said = (found.sentence() if found is not None
+            else (f"computed exactly: {detail}" if (detail := exact_detail(c)) else ""))
+    if not said:
+        return ""
+    said = f"{c.scale}: {said}" if c.scale else said
+    return f'<span class="numbers" title="{_html(said)}">{_html(said)}</span>'
+
+
+def _claim_row(group: Sequence[Claim], href: str) -> str:
+    """One claim as a compact row: the claim in words at full width, then one line with
+    a badge per tier, the measured number with its interval and a link to where the
+    chapter shows it; that line unfolds the evidence (a ``<details>``, folded)."""
     c = group[0]
-    flip = ' <span class="flip">flips between tiers</span>' if flipped(group) else ""
+    flip = '<span class="flip">flips between tiers</span>' if flipped(group) else ""
     evidence = "".join(f"<p><strong>{_html(x.scale or 'evidence')}:</strong> "
                        f"{_html(x.evidence)}</p>" for x in group)
     if c.paper_value:
         evidence += f"<p><em>The paper:</em> {_html(c.paper_value)}</p>"
     if c.restated:
         evidence += f"<p><em>Restated:</em> {_html(c.restated)}</p>"
-    statuses = " ".join(sorted({_BADGE[x.status] for x in group}))
+    verdicts = " ".join(f"{_html(x.scale or '-')}:{_BADGE[x.status]}" for x in group)
     return (f'<div class="claim" id="claim-{c.paper}-{c.claim_id}" data-paper="{c.paper}" '
-            f'data-statuses="{statuses}"><p class="claim-text">{_html(c.text)}</p>'
-            f'<p class="claim-verdicts">{_badges(group)}{flip} <a class="claim-id" '
-            f'href="{html.escape(href, quote=True)}"><code>{_html(c.claim_id)}</code></a></p>'
-            f"<details><summary>evidence</summary>{evidence}</details></div>")
+            f'data-verdicts="{verdicts}"><p class="claim-text">{_html(c.text)}</p>'
+            f"<details><summary>{_badges(group)}{flip}{_row_numbers(group)}"
+            f'<a class="claim-id" href="{html.escape(href, quote=True)}" title="where the '
+            f'chapter shows it (claim {_html(c.claim_id)})">chapter</a></summary>'
+            f'<div class="evidence">{evidence}</div></details></div>')
+
+
+def _filter_form(claims: Sequence[Claim]) -> str:
+    """The scorecard's filter (paper, status, tier), hidden until its script shows it:
+    without JavaScript the page shows every claim."""
+    from fedlib.papers import PAPERS as ENTRIES
+
+    papers = "".join(f'<option value="{e.id}">{_html(e.reference)}</option>'
+                     for e in ENTRIES if any(c.paper == e.id for c in claims))
+    statuses = "".join(f'<option value="{_BADGE[s]}">{s}</option>' for s in STATUSES)
+    tiers = "".join(f'<option value="{_html(t)}">{_html(t)}</option>'
+                    for t in _tiers(claims) if t)
+    return ('<form class="scorecard-filter" hidden><label>Paper <select name="paper">'
+            f'<option value="">all</option>{papers}</select></label> '
+            '<label>Status <select name="status"><option value="">any</option>'
+            f"{statuses}</select></label> "
+            '<label>at tier <select name="tier"><option value="">any</option>'
+            f'{tiers}</select></label> <span class="scorecard-count"></span></form>')
+
+
+_FILTER_SCRIPT = """<script>
+(function () {
+  var form = document.querySelector("form.scorecard-filter");
+  if (!form) { return; }
+  var rows = Array.prototype.slice.call(document.querySelectorAll("div.scorecard div.claim"));
+  var count = form.querySelector(".scorecard-count");
+  function apply() {
+    var paper = form.elements.paper.value, status = form.elements.status.value;
+    var tier = form.elements.tier.value, shown = 0;
+    rows.forEach(function (row) {
+      var verdicts = (row.getAttribute("data-verdicts") || "").split(" ");
+      var match = verdicts.some(function (v) {
+        var parts = v.split(":");
+        return (!tier || parts[0] === tier) && (!status || parts[1] === status);
+      });
+      var show = match && (!paper || row.getAttribute("data-paper") === paper);
+      row.hidden = !show;
+      if (show) { shown += 1; }
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("div.scorecard"), function (block) {
+      block.hidden = !block.querySelector("div.claim:not([hidden])");
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("section"), function (section) {
+      if (section.contains(form) || !section.querySelector("div.claim")) { return; }
+      section.hidden = !section.querySelector("div.claim:not([hidden])");
+    });
+    count.textContent = shown + " of " + rows.length + " claims shown";
+  }
+  form.hidden = false;
+  form.addEventListener("change", apply);
+  apply();
+})();
+</script>"""
+"""Shows the filter and applies it; plain JavaScript, nothing fetched."""
 
 
 def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str:
-    """The scorecard as a MyST page: what the statuses mean, the summary figure, then per
-    paper one block per claim (the claim, a badge per tier, a link to where the chapter
-    shows it, the evidence folded), the companion's own findings apart."""
+    """The scorecard as a MyST page: what the statuses mean, the counts and their figure,
+    a filter (paper, status, tier), then per paper one compact row per claim (the claim,
+    a badge per tier, the deciding number with its interval, a link to where the chapter
+    shows it, the evidence folded), the companion's own findings after the papers'."""
     from fedlib.papers import PAPERS as ENTRIES
 
     lines = [
@@ -565,10 +635,13 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
         "Every claim the chapters check, evaluated in code on the last build. A claim that "
         "compares methods or settings is declared before any result is read (the quantity, "
         "the direction and a margin that means something in the paper's terms) and judged "
-        "on the mean over repeats with its 95% interval; open a claim's evidence for the "
-        "numbers. The statuses:",
+        "on the mean over repeats with its 95% interval. Each row gives the claim, its "
+        "verdict per tier and the number it was judged on (at the paper tier where that tier "
+        "runs it); click the row's line of badges for the evidence. The statuses:",
         "",
-        *[f"- **{s}**: {meaning}." for s, meaning in STATUS_MEANINGS.items()],
+        '<dl class="statuses">' + "".join(
+            f'<div><dt><span class="verdict {_BADGE[s]}">{s}</span></dt><dd>{_html(meaning)}.'
+            "</dd></div>" for s, meaning in STATUS_MEANINGS.items()) + "</dl>",
         "",
         "The tallies count the papers' claims only, the same set at every tier; the "
         "companion's own findings are listed apart under each paper.",
@@ -580,8 +653,9 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
         lines.append("No chapter has written claims yet.")
         return "\n".join(lines) + "\n"
     lines += ["```{figure} scorecard_summary.png", ":name: fig-scorecard-summary",
-              ":alt: the papers' claims per status, per paper and tier", "",
-              "The papers' claims per paper and tier, by status.", "```", ""]
+              ":alt: the papers' claims per status, per paper and tier", ":width: 50%", "",
+              "The papers' claims per paper and tier, by status.", "```", "",
+              _filter_form(claims), ""]
     for entry in ENTRIES:
         mine = [c for c in claims if c.paper == entry.id]
         if not mine:
@@ -592,19 +666,20 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
                            for tier in _tiers(papers))
         groups = by_claim(mine)
         flips = sum(flipped(g) for g in groups)
-        lines += [f"## {entry.reference}: {entry.title}", "",
-                  f"{counts}" + (f"; {flips} verdict(s) flip between tiers" if flips else "")
+        lines += [f"## {entry.reference}", "",
+                  f"*{entry.title}*. {counts}"
+                  + (f"; {flips} verdict(s) flip between tiers" if flips else "")
                   + f" ([chapter]({entry.id}.ipynb)).", ""]
+        rows = []
         for origin, heading in (("paper", ""), ("companion", "Findings of the companion "
                                                              "(not tallied)")):
             chosen = [g for g in groups if g[0].origin == origin]
-            if not chosen:
-                continue
-            if heading:
-                lines += [f"### {heading}", ""]
-            lines += ['<div class="scorecard">',
-                      *[_claim_card(g, f"{entry.id}.html#{claim_anchor(g[0], labels)}")
-                        for g in chosen], "</div>", ""]
+            if chosen and heading:
+                rows.append(f'<p class="scorecard-group">{heading}</p>')
+            rows += [_claim_row(g, f"{entry.id}.html#{claim_anchor(g[0], labels)}")
+                     for g in chosen]
+        lines += ['<div class="scorecard">', *rows, "</div>", ""]
+    lines.append(_FILTER_SCRIPT)
     return "\n".join(lines) + "\n"
 
 
@@ -653,29 +728,12 @@ def summary_figure(claims: Sequence[Claim], path: Path) -> None:
     plt.close(fig)
 
 
-def landing_summary(claims: Sequence[Claim]) -> str:
-    """The landing page's summary: one line per paper with how many of its claims have
-    each status, per tier (the claims themselves are on the scorecard)."""
-    from fedlib.papers import PAPERS as ENTRIES
-
-    lines = []
-    for entry in ENTRIES:
-        mine = paper_claims(c for c in claims if c.paper == entry.id)
-        if not mine:
-            continue
-        parts = [f"{tier}: " + counts_text(c for c in mine if c.scale == tier)
-                 for tier in _tiers(mine)]
-        lines.append(f"- **{entry.reference}** ([chapter](generated/{entry.id}.ipynb)): "
-                     + "; ".join(parts) + ".")
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m fedlib.claims [FOLDER] [--runs DIR] [--markdown OUT]``.
 
     With ``--markdown`` also writes, beside OUT, the summary figure
-    (``scorecard_summary.png`` and its ``.csv``) and the landing page's summary
-    (``summary.md``)."""
+    (``scorecard_summary.png`` and its ``.csv``) and the landing page's findings in
+    prose (``summary.md``, :func:`fedlib.findings.findings_markdown`)."""
     import argparse
 
     from fedlib.paths import claims_dir
@@ -699,8 +757,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with atomic_path(args.markdown) as tmp:
             tmp.write_text(scorecard_markdown(claims, args.runs))
         summary_figure(claims, args.markdown.parent / "scorecard_summary.png")
+        from fedlib.findings import findings_markdown
+
         with atomic_path(args.markdown.parent / "summary.md") as tmp:
-            tmp.write_text(landing_summary(claims))
+            tmp.write_text(findings_markdown(claims, args.runs))
     else:
         print(scorecard_text(claims))
     return 0

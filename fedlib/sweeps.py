@@ -51,7 +51,7 @@ GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
 
 
 PRESENTATION_MODULES = frozenset({
-    "plots.py", "claims.py", "figures.py", "chapter.py", "status.py", "bench.py",
+    "plots.py", "claims.py", "figures.py", "chapter.py", "status.py", "bench.py", "findings.py",
 })
 """Basenames of the modules that draw, judge or report results but never compute
 them (a paper's ``claims.py`` and ``figures.py`` among them): they are never part

@@ -183,33 +183,28 @@ def test_scorecard_rows_link_to_the_figure_a_claim_is_about(tmp_path) -> None:
     assert claim_anchor(claim("headline-gains"), labels) == "tab-hu2020-claims"
 
 
-def test_scorecard_page_summary_figure_and_landing_lines(tmp_path) -> None:
+def test_scorecard_page_summary_figure_and_rows(tmp_path) -> None:
     import pandas as pd
 
-    from fedlib.claims import landing_summary, summary_figure
+    from fedlib.claims import summary_figure
 
     _every_paper(tmp_path)
     claims = checked_claims(tmp_path)
     page = scorecard_markdown(claims)
     assert page.count('<div class="scorecard">') == 5
     assert '<span class="verdict fails">FAILS</span>' in page  # pfa's second claim
-    assert ("<details><summary>evidence</summary><p><strong>quick:</strong> exact (no "
-            "randomness): 2.0</p>") in page
+    assert ('<div class="evidence"><p><strong>quick:</strong> exact (no '
+            "randomness): 2.0</p></div></details>") in page
     for status in ("HOLDS", "FAILS", "INCONCLUSIVE", "NOT-TESTABLE", "NOT-RUN"):
-        assert f"- **{status}**: " in page  # what each status means
+        assert f"<dt><span class=\"verdict {status.lower()}\">{status}</span></dt><dd>" in page
     summary_figure(claims, tmp_path / "summary.png")
     counts = pd.read_csv(tmp_path / "summary.csv")
     assert counts[["HOLDS", "FAILS", "NOT-RUN"]].sum().tolist() == [9, 1, 5]
     assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
-    lines = landing_summary(claims).splitlines()
-    assert len(lines) == 5
-    assert lines[-1] == ("- **Liu et al. 2022** ([chapter](generated/pfa.ipynb)): quick: "
-                         f"{COUNTS.format(1, 1, 1)}.")
-    assert "`" not in landing_summary(claims)  # counts, never lists of claim ids
 
 
 def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
-    from fedlib.claims import landing_summary, stored_tier_claims
+    from fedlib.claims import stored_tier_claims
 
     _every_paper(tmp_path)
     claims = checked_claims(tmp_path)
@@ -242,11 +237,10 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
     page = scorecard_markdown(both)
     row = next(line for line in page.splitlines() if 'id="claim-pfa-a"' in line)
     assert row.count('class="verdict') == 2 and "flips between tiers" in row
-    assert "<p><strong>paper:</strong> exact (no randomness): 0.5 at the paper's scale" in row
+    assert ("<p><strong>paper:</strong> exact (no randomness): 0.5 at the paper&#x27;s "
+            "scale") in row
     assert (f"quick: {COUNTS.format(1, 1, 1)}; paper: {COUNTS.format(1, 1, 1)}; "
             "2 verdict(s) flip between tiers") in page
-    landing = landing_summary(both).splitlines()[-1]
-    assert landing.endswith(f"quick: {COUNTS.format(1, 1, 1)}; paper: {COUNTS.format(1, 1, 1)}.")
     result = _scorecard(tmp_path)
     assert result.returncode == 0 and result.stdout.strip().splitlines() == text
 
@@ -292,7 +286,7 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
 
 def test_the_tallies_count_the_papers_claims_only_the_same_set_at_every_tier(tmp_path
                                                                           ) -> None:
-    from fedlib.claims import aligned_tiers, landing_summary, summary_figure
+    from fedlib.claims import aligned_tiers, summary_figure
 
     quick, paper = ClaimSheet("pfa", "quick"), ClaimSheet("pfa", "paper")
     _put(quick, "a", True, "claim a", "1")
@@ -309,13 +303,12 @@ def test_the_tallies_count_the_papers_claims_only_the_same_set_at_every_tier(tmp
                         "(not tallied)")
     assert "pfa mine quick HOLDS [companion finding] derived here" in text
     page = scorecard_markdown(claims)
-    findings = page.index("### Findings of the companion (not tallied)")
+    findings = page.index('<p class="scorecard-group">Findings of the companion (not tallied)')
     assert page.index('id="claim-pfa-mine"') > findings > page.index('id="claim-pfa-a"')
     summary_figure(claims, tmp_path / "s.png")
     import pandas as pd
 
     assert pd.read_csv(tmp_path / "s.csv")["HOLDS"].tolist() == [1, 1]  # not the finding
-    assert "1 hold" in landing_summary(claims) and "2 hold" not in landing_summary(claims)
 
 
 @pytest.mark.parametrize("claim_id", ["<script>x</script>", 'a"b', "a b", "", "-a"])
@@ -328,8 +321,10 @@ def test_claim_text_and_evidence_are_escaped_on_the_scorecard() -> None:
     claim = Claim("pfa", "a", "HOLDS", "<script>alert(1)</script>", "x < y & <b>",
                   paper_value="<i>", restated="<img src=x>")
     page = scorecard_markdown([claim])
-    assert "<script>" not in page and "<b>" not in page and "<img" not in page
+    assert "<script>alert" not in page and "<b>" not in page and "<img" not in page
+    assert page.count("<script") == 1  # the filter's own, nothing of the claim's
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "x &lt; y &amp; &lt;b&gt;" in page and "&lt;img src=x&gt;" in page
 
 
 def test_verdict_changes_are_listed_with_restated_claims() -> None:
