@@ -12,6 +12,14 @@ the noisy updates Delta x_m of the sampled clients and their budgets epsilon_m.
   V_1 its direction, as in the authors' code), the private mean is replaced by
   its projection mu + V_k V_k^T (U_priv - mu) and the two groups are combined
   with weights sum eps_pub / sum eps and sum eps_priv / sum eps.
+* PFA as Algorithm 3 of the paper writes it (``projection="public-text"``): V_k the
+  top-k eigenvectors of the second moment x x^T of the epsilon-weighted mean x of the
+  public updates (rank one: its first eigenvector is x / |x|, the others an arbitrary
+  basis of the null space), and the private mean replaced by the linear projection
+  V_k V_k^T U_priv, with no mean offset.
+* The random-projection ablation of Figure 6b: a random Gaussian k-dimensional subspace
+  in place of V_k, either centred at the public mean like the released code's subspace
+  (``"random"``) or used linearly like the text's (``"random-text"``).
 * PFA+: private clients project their own update on the previous round's
   (V_k, mu) and upload only the k coefficients V_k^T (Delta x_m - mu); the
   server rebuilds mu + V_k c_m. The first (warm-up) round is plain PFA.
@@ -96,37 +104,81 @@ def public_subspace(public_updates: Tensor, k: int, generator: torch.Generator |
     subspace is then the line through the origin along that update (mean 0).
     """
     n, p = public_updates.shape
-    if not 1 <= k <= p:
-        raise ValueError(f"k must be between 1 and the layer size {p}, got {k}")
+    _check_k(k, p)
     if n < 1:
         raise ValueError("need at least one public update")
     mean = public_updates.mean(dim=0) if n > 1 else torch.zeros_like(public_updates[0])
     centred = public_updates - mean
-    _, s, vh = torch.linalg.svd(centred, full_matrices=False)
-    eigenvalues = s**2 / n
+    basis, s = _top_directions(centred, k)
+    return Subspace(mean=mean, basis=_complete_basis(basis, k, generator),
+                    eigenvalues=s**2 / n)
+
+
+def _check_k(k: int, p: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= p:
+        raise ValueError(f"k must be an integer between 1 and the layer size {p}, got {k!r}")
+
+
+def _top_directions(rows: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """The top min(k, rank) right singular vectors of the (n, P) ``rows`` as (P, r)
+    columns, and the nonzero singular values (largest first)."""
+    n, p = rows.shape
+    _, s, vh = torch.linalg.svd(rows, full_matrices=False)
     tolerance = s.max().clamp_min(1e-30) * max(n, p) * torch.finfo(s.dtype).eps
     rank = int((s > tolerance).sum())
-    eigenvalues = eigenvalues[:rank]
-    basis = vh[: min(k, rank)].T
-    if k > rank:
-        extra = torch.randn((p, k - rank), generator=generator, dtype=public_updates.dtype)
-        extra = extra.to(public_updates.device)
-        extra -= basis @ (basis.T @ extra)
-        extra, _ = torch.linalg.qr(extra)
-        basis = torch.cat([basis, extra], dim=1)
-    return Subspace(mean=mean, basis=basis, eigenvalues=eigenvalues)
+    return vh[: min(k, rank)].T, s[:rank]
 
 
-def random_subspace(public_updates: Tensor, k: int, generator: torch.Generator | None = None
-                    ) -> Subspace:
-    """Ablation of Figure 6b: a random Gaussian k-dimensional subspace, centred at the
-    public mean like PFA's (no information from the public updates' directions)."""
+def _complete_basis(basis: Tensor, k: int, generator: torch.Generator | None) -> Tensor:
+    """``basis`` (P, r) with k - r further orthonormal columns drawn uniformly at random
+    in its orthogonal complement (as an eigensolver returns an arbitrary basis of the
+    null space)."""
+    p, r = basis.shape
+    if r >= k:
+        return basis
+    extra = torch.randn((p, k - r), generator=generator, dtype=basis.dtype).to(basis.device)
+    extra -= basis @ (basis.T @ extra)
+    extra, _ = torch.linalg.qr(extra)
+    return torch.cat([basis, extra], dim=1)
+
+
+def text_subspace(public_updates: Tensor, eps_public: Tensor, k: int,
+                  generator: torch.Generator | None = None) -> Subspace:
+    """Algorithm 3 as the paper writes it (lines 2-4): the top-k eigenvectors of
+    Sigma = x x^T, x the epsilon-weighted mean of the (n, P) public updates.
+
+    Sigma has rank one: its top eigenvector is x / |x| (eigenvalue |x|^2) and every other
+    eigenvalue is 0, so the remaining k - 1 directions are an arbitrary orthonormal basis
+    of part of its null space, drawn at random as in :func:`public_subspace`. The
+    subspace has no mean: its projection is the linear V_k V_k^T u (line 6).
+    """
     n, p = public_updates.shape
-    if not 1 <= k <= p:
-        raise ValueError(f"k must be between 1 and the layer size {p}, got {k}")
+    _check_k(k, p)
+    if n < 1:
+        raise ValueError("need at least one public update")
+    weighted = weighted_average(public_updates, eps_public)
+    basis, s = _top_directions(weighted[None], k)
+    return Subspace(mean=torch.zeros_like(weighted),
+                    basis=_complete_basis(basis, k, generator),
+                    eigenvalues=s**2)
+
+
+def random_subspace(public_updates: Tensor, k: int, generator: torch.Generator | None = None,
+                    *, centred: bool = True) -> Subspace:
+    """Ablation of Figure 6b: a random Gaussian k-dimensional subspace (orthonormal
+    columns; no information from the public updates' directions).
+
+    ``centred``: centred at the public mean like the released code's subspace (the
+    projection is mu + V V^T (u - mu)); otherwise with no mean, used linearly like the
+    subspace of Algorithm 3 as written (V V^T u), which is how the paper's text uses a
+    random projection in its place (Section 4.4).
+    """
+    n, p = public_updates.shape
+    _check_k(k, p)
     gaussian = torch.randn((p, k), generator=generator, dtype=public_updates.dtype)
     basis, _ = torch.linalg.qr(gaussian.to(public_updates.device))
-    return Subspace(mean=public_updates.mean(dim=0), basis=basis,
+    mean = public_updates.mean(dim=0) if centred else torch.zeros_like(public_updates[0])
+    return Subspace(mean=mean, basis=basis,
                     eigenvalues=torch.zeros(0, dtype=public_updates.dtype))
 
 

@@ -18,6 +18,11 @@ Beside the paper's figures, the setting ``"authors"`` (:class:`AuthorsSetting`) 
 the defaults of the authors' released code (MNIST, LogR, M = 30 clients of 2,000
 examples, batch 4, lr 0.1), once with their closed-form noise calibration and once
 with the exact accountant, for comparison with their code's own accuracies.
+
+The setting ``"lr"`` (quick tier) runs Figure 3's MNIST-LogR setting at every learning
+rate of the paper's grid (:data:`PAPER_LR_GRID`), with a validation set held out from the
+training examples no client holds: each method's rate is chosen on it
+(:func:`fedlib.papers.pfa.claims.chosen_rates`), as many configurations for every method.
 """
 
 from __future__ import annotations
@@ -53,6 +58,14 @@ LABELS = {"fedavg": "FedAvg", "weiavg": "WeiAvg", "pfa": "PFA", "pfa+": "PFA+",
 DISTRIBUTIONS = ("uniform", "gauss", "pareto", "mixgauss1", "mixgauss2", "mixgauss3",
                  "mixgauss4")
 PAPER_K_GRID = (1, 2, 5, 10, 64, 128, 256)
+PAPER_LR_GRID = (0.1, 0.05, 0.025, 0.01, 0.005, 0.001)
+"""The constant learning rates the paper explores for every method (Section 5.1)."""
+LR_AGGREGATORS = MAIN_AGGREGATORS
+"""The methods whose learning rate the setting ``"lr"`` chooses from the grid (and PFA as
+Algorithm 3 writes it)."""
+VALIDATION_SEED = 20_220_102
+"""Seed of the validation examples a setting holds out from the training examples no
+client holds (the same for every run of the setting)."""
 NORMALISATION = {"mnist": (0.1307, 0.3081), "fashion-mnist": (0.2860, 0.3530),
                  "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))}
 """Pixel mean and std of each training set (after scaling to [0, 1]; per channel for
@@ -65,8 +78,9 @@ TRAIN_SIZES = {"mnist": 60_000, "fashion-mnist": 60_000, "cifar10": 50_000, "imd
 """Training examples of each dataset, which cap the examples per client."""
 FIG5_CLIENTS = 50
 FIG5_SETTINGS = (("cifar10", "cnn4"), ("imdb", "lstm"))
-FIGURES = ("fig3", "fig4", "fig5", "fig6", "fig8", "authors")
-"""The settings of the chapter: the paper's figures, and the authors' code's defaults."""
+FIGURES = ("fig3", "fig4", "fig5", "fig6", "fig8", "authors", "lr")
+"""The settings of the chapter: the paper's figures, the authors' code's defaults, and
+the learning rate of each method chosen from the paper's grid (``"lr"``)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,9 @@ class AuthorsSetting:
     runs with a
     random direction in place of the public subspace: the direction their Lanczos
     routine returns after 256 iterations lies mostly outside the public updates' span.
+    With ``text_projection`` the runs under the exact accountant (``"rdp"``) also run PFA
+    as Algorithm 3 writes it (``"public-text"``) and its random counterpart
+    (``"random-text"``).
     """
 
     rounds: int = 100
@@ -107,6 +124,7 @@ class AuthorsSetting:
     seeds: tuple[int, ...] = (10, 1, 4)
     models: tuple[str, ...] = ("logr-authors", "logr")
     random_projection: bool = True
+    text_projection: bool = True
     budget_draw: str = "authors"
 
     def __post_init__(self) -> None:
@@ -130,7 +148,9 @@ class AuthorsSetting:
 
 @dataclass(frozen=True)
 class PfaSetup:
-    """Scale of one tier."""
+    """Scale of one tier. ``lr_grid``: the learning rates the setting ``"lr"`` tries for
+    every method of :data:`LR_AGGREGATORS` (none: the setting is not run), judged on
+    ``n_validation`` training examples that no client holds."""
 
     n_clients: int
     rounds: int
@@ -148,6 +168,8 @@ class PfaSetup:
     k: int = 1
     fig5: bool = False
     authors: AuthorsSetting | None = None
+    lr_grid: tuple[float, ...] = ()
+    n_validation: int = 0
 
     def __post_init__(self) -> None:
         for name in ("n_clients", "rounds", "local_steps", "batch_size", "n_test",
@@ -163,6 +185,13 @@ class PfaSetup:
         _check_names(self.distributions, "distributions", DISTRIBUTIONS)
         for name in ("lr_logr", "lr_cnn", "lr_lstm"):
             check_finite(getattr(self, name), name, inclusive=False)
+        if not isinstance(self.lr_grid, tuple):
+            raise ValueError(f"lr_grid must be a tuple of learning rates, got {self.lr_grid!r}")
+        for lr in self.lr_grid:
+            check_finite(lr, "a learning rate of lr_grid", inclusive=False)
+        if self.lr_grid and self.n_validation < 1:
+            raise ValueError("choosing learning rates from lr_grid needs validation examples: "
+                             "set n_validation >= 1")
         if self.authors is not None and not isinstance(self.authors, AuthorsSetting):
             raise ValueError(f"authors must be an AuthorsSetting or None, got {self.authors!r}")
 
@@ -179,7 +208,8 @@ def _check_names(names: tuple[str, ...], field: str, known: tuple[str, ...]) -> 
 TIERS: dict[str, PfaSetup] = {
     "smoke": PfaSetup(n_clients=10, rounds=3, local_steps=2, batch_size=8, n_test=500,
                       eval_every=1, fig4_model="logr", k_grid=(1, 5),
-                      distributions=("uniform", "mixgauss1"),
+                      distributions=("uniform", "mixgauss1"), lr_grid=(0.1, 0.01),
+                      n_validation=200,
                       authors=AuthorsSetting(rounds=3, local_steps=2, n_clients=10,
                                              n_test=500, distributions=("mixgauss1",),
                                              seeds=(10,))),
@@ -188,6 +218,7 @@ TIERS: dict[str, PfaSetup] = {
     # authors' defaults at the same T and tau (their data split, batch and lr), one seed.
     "quick": PfaSetup(n_clients=30, rounds=30, local_steps=20, batch_size=8, n_test=2000,
                       eval_every=2, fig4_model="logr", k_grid=(1, 2, 5, 10, 64, 256),
+                      lr_grid=PAPER_LR_GRID, n_validation=2000,
                       authors=AuthorsSetting(rounds=30, local_steps=20, n_test=2000,
                                              eval_every=2, seeds=(10,))),
     "paper": PfaSetup(n_clients=30, rounds=100, local_steps=100, batch_size=8, n_test=10000,
@@ -295,8 +326,24 @@ def federation(config: dict[str, Any]) -> Federation:
                                          config["seed"], setting_examples_per_client(config)))
     budgets = setting_budgets(config)
     kept = torch.as_tensor(test_subset(len(y_test), config["n_test"]))
+    held_out: dict[str, torch.Tensor] = {}
+    if config.get("n_validation", 0):
+        val = torch.as_tensor(validation_indices(len(y), idx.numpy(), config["n_validation"]))
+        held_out = {"x_val": x[val], "y_val": y[val]}
     return Federation(x=x[idx], y=y[idx], x_test=x_test[kept], y_test=y_test[kept],
-                      budgets=budgets, delta=DELTA)
+                      budgets=budgets, delta=DELTA, **held_out)
+
+
+def validation_indices(n_train: int, client_idx: np.ndarray, n_validation: int) -> np.ndarray:
+    """``n_validation`` training indices that no client holds (seeded, in index order): the
+    server's held-out data for choosing hyperparameters."""
+    free = np.setdiff1d(np.arange(n_train), np.asarray(client_idx).ravel())
+    if n_validation > len(free):
+        raise ValueError(f"{n_validation} validation examples asked, but only {len(free)} "
+                         "training examples are held by no client; ask for fewer, or for "
+                         "fewer or smaller clients")
+    chosen = np.random.default_rng(VALIDATION_SEED).choice(free, n_validation, replace=False)
+    return np.sort(chosen)
 
 
 TEST_SUBSET_SEED = 20_220_101
@@ -388,12 +435,15 @@ def _authors_configs(a: AuthorsSetting, seed: int) -> list[dict[str, Any]]:
     """The runs of the authors'-defaults setting: every seed x distribution x model x
     calibration."""
     planned: list[dict[str, Any]] = []
-    variants = [Variant(aggregator, a.k) for aggregator in a.aggregators]
+    common = [Variant(aggregator, a.k) for aggregator in a.aggregators]
     if a.random_projection:
-        variants.append(Variant("pfa", a.k, "random"))
+        common.append(Variant("pfa", a.k, "random"))
+    text = ([Variant("pfa", a.k, "public-text"), Variant("pfa", a.k, "random-text")]
+            if a.text_projection else [])
     for shift in a.seeds:
         for distribution, model, calibration in product(a.distributions, a.models,
                                                         a.calibrations):
+            variants = common + (text if calibration == "rdp" else [])
             base = {"figure": "authors", "dataset": "mnist", "model": model,
                     "partition": "iid", "distribution": distribution, "lr": a.lr,
                     "n_clients": a.n_clients, "rounds": a.rounds,
@@ -415,6 +465,7 @@ def configs(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES
         raise ValueError(f"unknown figures {sorted(unknown)}; use some of {', '.join(FIGURES)}")
     s = setup
     main = [Variant(a, s.k) for a in MAIN_AGGREGATORS]
+    text = Variant("pfa", s.k, "public-text")
     planned: list[dict[str, Any]] = []
     for repeat in range(s.repeats):
         common = {"n_clients": s.n_clients, "rounds": s.rounds, "local_steps": s.local_steps,
@@ -431,7 +482,7 @@ def configs(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES
         if "fig3" in figures:
             for dataset in ("mnist", "fashion-mnist"):
                 for model in ("logr", "cnn"):
-                    planned += _configs(base("fig3", dataset, model), main)
+                    planned += _configs(base("fig3", dataset, model), [*main, text])
         if "fig8" in figures:
             for model in ("logr", "cnn"):
                 planned += _configs(base("fig8", "mnist", model, "noniid"), main)
@@ -442,8 +493,16 @@ def configs(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES
         if "fig6" in figures:
             fig6 = ([Variant("pfa+", k) for k in s.k_grid]
                     + [Variant("pfa", k) for k in s.k_grid]
-                    + [Variant("pfa", k, "random") for k in s.k_grid] + [Variant("weiavg")])
+                    + [Variant("pfa", k, "random") for k in s.k_grid]
+                    + [Variant("pfa", k, p) for p in ("public-text", "random-text")
+                       for k in s.k_grid]
+                    + [Variant("weiavg")])
             planned += _configs(base("fig6", "mnist", "logr"), fig6)
+        if s.lr_grid and "lr" in figures:
+            for lr in s.lr_grid:
+                planned += _configs({**base("lr", "mnist", "logr"), "lr": lr,
+                                     "n_validation": s.n_validation},
+                                    [*(Variant(a, s.k) for a in LR_AGGREGATORS), text])
         if s.fig5 and "fig5" in figures:
             for dataset, model in FIG5_SETTINGS:
                 planned += _configs({**base("fig5", dataset, model),

@@ -117,11 +117,76 @@ def figure_6(final: pd.DataFrame) -> plt.Figure:
     axes[0].axhline(weiavg, color="grey", linestyle="--", label="WeiAvg")
     axes[0].set(xscale="log", xlabel="k", ylabel="accuracy", title="(a) PFA+ against k")
     axes[0].legend()
-    for projection, label in (("public", "public subspace"), ("random", "random Gaussian")):
-        _mean_and_spread(axes[1], fig6[(fig6["aggregator"] == "pfa")
-                                       & (fig6["projection"] == projection)], label)
+    for projection, label in SUBSPACE_LABELS.items():
+        chosen = fig6[(fig6["aggregator"] == "pfa") & (fig6["projection"] == projection)]
+        if not chosen.empty:
+            _mean_and_spread(axes[1], chosen, label)
     axes[1].set(xscale="log", xlabel="k", title="(b) PFA: projection subspace")
-    axes[1].legend()
+    axes[1].legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+SUBSPACE_LABELS = {"public-text": "public, linear (Alg. 3 as written)",
+                   "random-text": "random, linear (as the text means it)",
+                   "public": "public, centred (released code)",
+                   "random": "random, centred at the public mean"}
+"""Figure 6b's four subspaces: where the subspace comes from, and how it is applied."""
+
+
+def figure_text_projection(final: pd.DataFrame) -> plt.Figure:
+    """Final accuracy of WeiAvg, the released code's PFA (centred covariance, projection
+    about the public mean) and PFA as Algorithm 3 writes it (x x^T, linear projection),
+    in Figure 3's panels and at the authors' defaults under RDP: the mean over seeds and
+    every seed as a dot.
+
+    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    """
+    arms = {("weiavg", "public"): "WeiAvg", ("pfa", "public"): "PFA (released code)",
+            ("pfa", "public-text"): "PFA (Alg. 3 as written)"}
+    chosen = final[[(a, p) in arms for a, p in zip(final["aggregator"], final["projection"],
+                                                    strict=True)]]
+    fig3 = chosen[chosen["figure"] == "fig3"]
+    fig3 = fig3.assign(setting="Fig. 3 " + fig3["dataset"].str.replace("fashion-mnist", "fmnist")
+                       + "-" + fig3["model"])
+    authors = chosen[(chosen["figure"] == "authors") & (chosen["calibration"] == "rdp")]
+    authors = authors.assign(setting="authors " + authors["model"].str.replace(
+        "logr-authors", "their LogR").str.replace("^logr$", "our LogR", regex=True)
+        + ", " + authors["distribution"])
+    data = pd.concat([fig3, authors], ignore_index=True)
+    data = data.assign(method=[arms[(a, p)] for a, p in zip(data["aggregator"],
+                                                            data["projection"], strict=True)])
+    order = list(arms.values())
+    figure, ax = plt.subplots(figsize=(10, 3.6))
+    sns.barplot(data=data, x="setting", y="accuracy", hue="method", hue_order=order,
+                errorbar=None, ax=ax, alpha=0.7)
+    sns.stripplot(data=data, x="setting", y="accuracy", hue="method", hue_order=order,
+                  dodge=True, ax=ax, size=3, palette="dark:black", legend=False)
+    ax.set(xlabel="", ylabel="final accuracy", ylim=(0, 1))
+    ax.tick_params(axis="x", labelrotation=25, labelsize=7)
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def figure_lr_grid(validation: pd.DataFrame, chosen: pd.DataFrame) -> plt.Figure:
+    """Final validation accuracy against the learning rate, one line per method (mean over
+    seeds), each method's chosen rate circled.
+
+    ``validation``: :func:`fedlib.papers.pfa.claims.final_validation`; ``chosen``:
+    :func:`fedlib.papers.pfa.claims.chosen_rates`.
+    """
+    figure, ax = plt.subplots(figsize=(7, 3.6))
+    for row in chosen.itertuples():
+        mine = validation[(validation["aggregator"] == row.aggregator)
+                          & (validation["projection"] == row.projection)]
+        curve = mine.groupby("lr")["val_accuracy"].mean()
+        line, = ax.plot(curve.index, curve.values, marker="o", label=row.method)
+        ax.scatter([row.lr], [row.val_accuracy], s=140, facecolors="none",
+                   edgecolors=line.get_color(), linewidths=1.5)
+    ax.set(xscale="log", xlabel="learning rate", ylabel="final validation accuracy",
+           ylim=(0, 1), title="MNIST-LogR, MixGauss1: each method's rate (circled)")
+    ax.legend(fontsize=7)
     figure.tight_layout()
     return figure
 

@@ -45,6 +45,7 @@ from fedlib.papers.pfa.aggregation import (
     projected_average,
     public_subspace,
     random_subspace,
+    text_subspace,
     upload_floats,
     weighted_average,
 )
@@ -58,13 +59,20 @@ from fedlib.privacy.ledger import PrivacyLedger
 
 SAMPLING_RATIO = 0.8
 PUBLIC_FRACTION = 0.1
+PROJECTIONS = ("public", "random", "public-text", "random-text")
+"""Where PFA's subspace comes from and how it is applied: ``"public"``, the released
+code's (top-k eigenvectors of the centred covariance of the public updates, projection
+centred at their mean); ``"random"``, a random Gaussian subspace applied the same way;
+``"public-text"``, Algorithm 3 as the paper writes it (the top-k eigenvectors of x x^T, x
+the epsilon-weighted public mean, and a linear projection with no mean offset);
+``"random-text"``, a random Gaussian subspace applied that way."""
 
 
 @dataclass(frozen=True)
 class Variant:
     """One aggregator run: ``aggregator`` in :data:`fedlib.papers.pfa.aggregation.AGGREGATORS`;
-    for PFA and PFA+ the projection dimension ``k`` and where the subspace comes from
-    (``"public"``: the public updates; ``"random"``: a random Gaussian subspace)."""
+    for PFA and PFA+ the projection dimension ``k`` and the subspace (one of
+    :data:`PROJECTIONS`)."""
 
     aggregator: str
     k: int = 1
@@ -74,15 +82,17 @@ class Variant:
         if self.aggregator not in AGGREGATORS:
             raise ValueError(f"unknown aggregator {self.aggregator!r}; use one of "
                              f"{', '.join(AGGREGATORS)}")
-        if self.projection not in ("public", "random"):
-            raise ValueError(f"projection must be 'public' or 'random', got {self.projection!r}")
+        if self.projection not in PROJECTIONS:
+            raise ValueError(f"projection must be one of {', '.join(PROJECTIONS)}, "
+                             f"got {self.projection!r}")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise ValueError(f"k must be a positive integer, got {self.k!r}")
 
 
 @dataclass(frozen=True)
 class Federation:
-    """Client data (M, n, ...) and labels (M, n), a test set, and the budgets."""
+    """Client data (M, n, ...) and labels (M, n), a test set, the budgets, and optionally
+    a validation set held out from the clients (for choosing hyperparameters)."""
 
     x: Tensor
     y: Tensor
@@ -90,6 +100,8 @@ class Federation:
     y_test: Tensor
     budgets: np.ndarray
     delta: float
+    x_val: Tensor | None = None
+    y_val: Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,18 @@ def _accuracy(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor)
             logits = functional_call(model, params, (x[start:start + 2000],))
             correct += int((logits.argmax(dim=1) == y[start:start + 2000]).sum())
     return correct / len(x)
+
+
+def _scores(model: nn.Module, params: dict[str, Tensor], federation: Federation,
+            evaluate: bool) -> dict[str, float]:
+    """Test accuracy, and validation accuracy when the federation has a validation set
+    (NaN when not evaluated this round)."""
+    scores = {"accuracy": (_accuracy(model, params, federation.x_test, federation.y_test)
+                           if evaluate else math.nan)}
+    if federation.x_val is not None and federation.y_val is not None:
+        scores["val_accuracy"] = (_accuracy(model, params, federation.x_val, federation.y_val)
+                                  if evaluate else math.nan)
+    return scores
 
 
 def _sample_round(eligible: np.ndarray, public: np.ndarray, n_sample: int,
@@ -214,8 +238,7 @@ def _aggregate(variant: Variant, layer: Tensor, eps: Tensor, public: Tensor,
         return fedavg(layer), None, 0
     if name == "weiavg" or not bool(public.any()):
         return weighted_average(layer, eps), None, 0
-    make = public_subspace if variant.projection == "public" else random_subspace
-    current = make(layer[public], k, generator)
+    current = _subspace(variant.projection, layer[public], eps[public], k, generator)
     if name == "pfa" or previous is None:  # PFA, or PFA+'s warm-up round
         return projected_average(layer, eps, public, current), current, 0
     private = ~public
@@ -225,6 +248,16 @@ def _aggregate(variant: Variant, layer: Tensor, eps: Tensor, public: Tensor,
     return aggregate, current, int(private.sum())
 
 
+def _subspace(projection: str, public_updates: Tensor, eps_public: Tensor, k: int,
+              generator: torch.Generator) -> Subspace:
+    """The subspace of one layer's public updates for ``projection`` (:data:`PROJECTIONS`)."""
+    if projection == "public":
+        return public_subspace(public_updates, k, generator)
+    if projection == "public-text":
+        return text_subspace(public_updates, eps_public, k, generator)
+    return random_subspace(public_updates, k, generator, centred=projection == "random")
+
+
 def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hyperparameters,
                    variants: Sequence[Variant], seed: int,
                    spectrum_rounds: Sequence[int] = ()) -> TrainingResult:
@@ -232,7 +265,9 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
 
     Returns one history table per variant with columns ``round``, ``accuracy``
     (test accuracy of the global model, NaN between evaluations), ``uplink_bytes``
-    (this round), ``clients`` (sampled), ``public`` (sampled public clients); the
+    (this round), ``clients`` (sampled), ``public`` (sampled public clients), and
+    ``val_accuracy`` (on the validation set, evaluated with the test accuracy) when the
+    federation has one; the
     spectra, by variant, are those of the first layer's public updates in
     ``spectrum_rounds`` (every PFA variant with the public subspace).
     """
@@ -250,19 +285,16 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     previous: list[dict[str, Subspace | None]] = [dict.fromkeys(names) for _ in variants]
     rows: list[list[dict]] = [[] for _ in variants]
     spectra: dict[Variant, list[np.ndarray]] = {}
-    acc0 = _accuracy(model, start, federation.x_test, federation.y_test)
+    scores0 = _scores(model, start, federation, True)
     for rows_v in rows:
-        rows_v.append({"round": 0, "accuracy": acc0, "uplink_bytes": 0, "clients": 0,
-                       "public": 0})
+        rows_v.append({"round": 0, **scores0, "uplink_bytes": 0, "clients": 0, "public": 0})
     for t in range(1, hyperparameters.rounds + 1):
         chosen = plan[t - 1]
         evaluate = t % hyperparameters.eval_every == 0 or t == hyperparameters.rounds
         if len(chosen) == 0:  # training has stopped: the model no longer changes
             for v, rows_v in enumerate(rows):
-                acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
-                       if evaluate else math.nan)
-                rows_v.append({"round": t, "accuracy": acc, "uplink_bytes": 0, "clients": 0,
-                               "public": 0})
+                rows_v.append({"round": t, **_scores(model, params[v], federation, evaluate),
+                               "uplink_bytes": 0, "clients": 0, "public": 0})
             continue
         n_k = len(chosen)
         batches = draw_batches(n_k, n_examples, hyperparameters.local_steps,
@@ -306,9 +338,8 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
                 params[v][name] = params[v][name] - aggregate.view_as(params[v][name])
             floats = upload_floats(sizes, n_k - coefficient_clients, coefficient_clients,
                                    variant.k)
-            acc = (_accuracy(model, params[v], federation.x_test, federation.y_test)
-                   if evaluate else math.nan)
-            rows[v].append({"round": t, "accuracy": acc, "uplink_bytes": 4 * floats,
+            rows[v].append({"round": t, **_scores(model, params[v], federation, evaluate),
+                            "uplink_bytes": 4 * floats,
                             "clients": n_k, "public": int(pub.sum())})
     history = [pd.DataFrame(r) for r in rows]
     noise = {f"{v.aggregator}": nms[v] for v in variants}

@@ -58,7 +58,7 @@ def test_k_beyond_the_rank_completes_the_basis_orthogonally() -> None:
     # in the span.
     centred = (public - public.mean(dim=0)).numpy()
     np.testing.assert_allclose(basis @ basis.T @ centred.T, centred.T, atol=1e-10)
-    with pytest.raises(ValueError, match="k must be between 1"):
+    with pytest.raises(ValueError, match="k must be an integer between 1"):
         public_subspace(public, 11)
 
 

@@ -84,9 +84,12 @@ def test_figure5_verdict_on_both_datasets():
 
 CLAIM_IDS = ["fig3-ordering", "fig3-pfa-plus-matches-pfa", "fig3-fedavg-near-chance",
              "fig3-below-nonprivate", "fig3-ordering-authors-closed-form",
-             "fig3-ordering-authors-rdp", "fig4-pfa-robust", "fig4-similar-when-uniform",
-             "fig4-fedavg-collapses", "fig10-mixgauss3-gap-shrinks", "fig5-cifar-imdb",
-             "fig6a-small-k-best", "fig6b-random-projection-poor", "fig7-uplink-reduction",
+             "fig3-ordering-authors-rdp", "fig3-ordering-text",
+             "fig3-ordering-authors-rdp-text", "fig3-ordering-tuned-lr", "fig4-pfa-robust",
+             "fig4-similar-when-uniform", "fig4-fedavg-collapses",
+             "fig10-mixgauss3-gap-shrinks", "fig5-cifar-imdb", "fig6a-small-k-best",
+             "fig6b-random-projection-poor", "fig6b-random-projection-centred",
+             "fig7-uplink-reduction",
              "fig8-noniid-lower", "fig8-pfa-best", "fig13-few-directions"]
 
 PAPER_LIKE = {"fedavg": 0.10, "weiavg": 0.60, "pfa": 0.80, "pfa+": 0.79, "minimum": 0.10,
@@ -111,7 +114,7 @@ def _accuracy(config: dict) -> float:
     if figure == "fig4" and config["distribution"] == "mixgauss3":
         return MIXGAUSS3.get(a, 0.5)
     if figure == "fig6":
-        if config["projection"] == "random":
+        if config["projection"].startswith("random"):
             return 0.50
         return 0.80 - 0.01 * config["k"]
     if figure == "fig8":
@@ -134,7 +137,9 @@ def _runs(accuracy=_accuracy, spectrum: str = "0.9,0.1", setup=REPEATED) -> pd.D
                          "uplink_bytes": 0 if r == 0 else
                          (10_000 if config["aggregator"] == "pfa+" else 100_000),
                          "clients": 8, "public": 1, "spectrum": spectrum if record else "",
-                         "data": "MNIST", **config})
+                         "data": "MNIST", **config,
+                         **({"val_accuracy": accuracy(config)} if config["figure"] == "lr"
+                            else {})})
     return pd.DataFrame(rows)
 
 
@@ -166,9 +171,13 @@ def test_evaluate_builds_every_claim_with_its_verdict():
 def test_claims_derived_by_the_chapter_are_the_companions_and_restated_ones_say_why():
     by_id = {c.claim_id: c for c in pfa_claims.evaluate(_runs(), "smoke", 1)}
     companion = {i for i, c in by_id.items() if c.origin == "companion"}
-    assert companion == {"fig3-ordering-authors-closed-form", "fig3-ordering-authors-rdp"}
+    assert companion == {"fig3-ordering-authors-closed-form", "fig3-ordering-authors-rdp",
+                         "fig3-ordering-text", "fig3-ordering-authors-rdp-text",
+                         "fig6b-random-projection-centred"}
     restated = {i for i, c in by_id.items() if c.restated}
-    assert restated == {"fig7-uplink-reduction", "fig13-few-directions"}
+    assert restated == {"fig7-uplink-reduction", "fig13-few-directions",
+                        "fig6b-random-projection-poor"}
+    assert "Section 4.4" in by_id["fig6b-random-projection-poor"].restated
     assert "before:" in by_id["fig13-few-directions"].restated
 
 
@@ -447,3 +456,34 @@ def test_verdict_change_notes_name_the_chapters_claims():
     text = verdict_changes(claims, pfa_claims.VERDICT_CHANGES)
     assert "- `fig13-few-directions`: Paper: HOLDS -> NOT-RUN" in text
     assert "- `fig10-mixgauss3-gap-shrinks`: A claim the chapter did not check before" in text
+
+
+def test_figure_6b_reads_the_linear_pair_and_keeps_the_centred_one_apart():
+    """A random subspace poor only when applied linearly (the text's reading): the claim
+    holds, and the centred pair, tied, does not."""
+    def accuracy(config: dict) -> float:
+        if config["figure"] == "fig6" and config["projection"] == "random-text":
+            return 0.30
+        if config["figure"] == "fig6" and config["projection"] == "random":
+            return 0.80 - 0.01 * config["k"]
+        return _accuracy(config)
+
+    status = _status(_runs(accuracy))
+    assert status["fig6b-random-projection-poor"] == "HOLDS"
+    assert status["fig6b-random-projection-centred"] == "FAILS"
+
+
+def test_text_projection_claims_read_the_text_arm_against_weiavg():
+    def accuracy(config: dict) -> float:
+        if config["projection"] == "public-text":
+            return 0.55  # below WeiAvg's 0.60, while the code's PFA is above it
+        return _accuracy(config)
+
+    status = _status(_runs(accuracy))
+    assert status["fig3-ordering-text"] == "FAILS"
+    assert status["fig3-ordering-authors-rdp-text"] == "FAILS"
+    assert status["fig3-ordering"] == "HOLDS"
+    table = pfa_claims.text_projection_table(pfa_claims.final_accuracy(_runs(accuracy)))
+    assert table["seeds"].tolist() == [3] * len(table)
+    assert table.index[0] == "Figure 3, mnist-logr"
+    assert table["as written - WeiAvg"].str.startswith("-0.050").all()

@@ -146,14 +146,18 @@ def test_configs_of_the_smoke_tier():
     configs = pfa.configs(setup, 4)
     per_figure = pd.Series([c["figure"] for c in configs]).value_counts().to_dict()
     main = len(pfa.MAIN_AGGREGATORS)
-    # Figure 3: 2 datasets x 2 models; Figure 8: 2 models; Figure 4: one setting per
-    # distribution; Figure 6: PFA+, PFA and random-subspace PFA per k, and WeiAvg.
+    # Figure 3: 2 datasets x 2 models, each with PFA as Algorithm 3 writes it too; Figure
+    # 8: 2 models; Figure 4: one setting per distribution; Figure 6: PFA+, and PFA with
+    # the four subspaces per k, and WeiAvg; the authors' defaults with PFA on a random
+    # direction, and under RDP PFA as written with the public and a random subspace; the
+    # learning-rate grid: every method and PFA as written at each rate.
     a = setup.authors
-    authors = (len(a.distributions) * len(a.models) * len(a.calibrations)
-               * (len(a.aggregators) + 1))
-    assert per_figure == {"fig3": 4 * main, "fig8": 2 * main,
+    authors = (len(a.distributions) * len(a.models)
+               * (len(a.calibrations) * (len(a.aggregators) + 1) + 2))
+    assert per_figure == {"fig3": 4 * (main + 1), "fig8": 2 * main,
                           "fig4": len(setup.distributions) * main,
-                          "fig6": 3 * len(setup.k_grid) + 1, "authors": authors}
+                          "fig6": 5 * len(setup.k_grid) + 1, "authors": authors,
+                          "lr": len(setup.lr_grid) * (main + 1)}
     assert {c["seed"] for c in configs if c["figure"] != "authors"} == {4}
     assert {c["seed"] for c in configs if c["figure"] == "authors"} == {4 + s for s in a.seeds}
     assert {c["calibration"] for c in configs if c["figure"] != "authors"} == {"rdp"}
@@ -165,7 +169,7 @@ def test_configs_of_the_smoke_tier():
         pfa.configs(setup, 4, figures=("fig9",))
     assert all(set(pfa.BATCHED) <= set(c) for c in configs)
     assert {c["n_clients"] for c in configs} == {setup.n_clients}
-    figures = [c for c in configs if c["figure"] != "authors"]
+    figures = [c for c in configs if c["figure"] not in ("authors", "lr")]
     assert {c["lr"] for c in figures if c["model"] == "logr"} == {setup.lr_logr}
     assert {c["lr"] for c in figures if c["model"] == "cnn"} == {setup.lr_cnn}
     assert {c["lr"] for c in configs if c["figure"] == "authors"} == {a.lr}
@@ -184,7 +188,8 @@ def test_the_authors_setting_is_their_codes_defaults():
     assert {c["model"] for c in configs} == {"logr", "logr-authors"}
     assert {(c["aggregator"], c["projection"]) for c in configs} == {
         ("fedavg", "public"), ("weiavg", "public"), ("pfa", "public"), ("pfa+", "public"),
-        ("np-fedavg", "public"), ("pfa", "random")}
+        ("np-fedavg", "public"), ("pfa", "random"), ("pfa", "public-text"),
+        ("pfa", "random-text")}
     config = configs[0]
     assert pfa.setting_examples_per_client(config) == 2000
     assert pfa.hyperparameters(config).batch_size == 4
@@ -230,8 +235,8 @@ def test_run_merges_every_config_into_its_rows(monkeypatch):
     configs = pfa.configs(setup, 0)
     runs = pfa.run(setup, 0, workers=1, progress=False)
     assert len(runs) == 2 * len(configs)
-    # one call per setting: 8 of the figures, 4 of the authors' defaults
-    assert sum(calls) == len(configs) and len(calls) == 12
+    # one call per setting: 8 of the figures, 4 of the authors' defaults, one per rate
+    assert sum(calls) == len(configs) and len(calls) == 12 + len(setup.lr_grid)
     for column in ("figure", "dataset", "model", "aggregator", "k", "projection", "seed"):
         assert column in runs
     first = runs[runs["run_key"] == runs["run_key"].iloc[0]]

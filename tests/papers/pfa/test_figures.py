@@ -132,7 +132,9 @@ def test_show_figure_5_says_when_it_was_not_run(monkeypatch: pytest.MonkeyPatch)
 def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:
     rows = [("pfa+", 1, "public", 0.8), ("pfa+", 5, "public", 0.7), ("pfa+", 5, "public", 0.6),
             ("pfa", 1, "public", 0.75), ("pfa", 5, "public", 0.65),
-            ("pfa", 1, "random", 0.5), ("pfa", 5, "random", 0.55), ("weiavg", 1, "public", 0.4)]
+            ("pfa", 1, "random", 0.5), ("pfa", 5, "random", 0.55), ("weiavg", 1, "public", 0.4),
+            ("pfa", 1, "public-text", 0.7), ("pfa", 5, "public-text", 0.6),
+            ("pfa", 1, "random-text", 0.2), ("pfa", 5, "random-text", 0.3)]
     final = pd.DataFrame([{"figure": "fig6", "aggregator": a, "k": k, "projection": p,
                            "accuracy": v} for a, k, p, v in rows])
     final = pd.concat([final, pd.DataFrame([{"figure": "fig3", "aggregator": "pfa+", "k": 1,
@@ -145,10 +147,12 @@ def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:
     np.testing.assert_allclose(weiavg.get_ydata(), [0.4, 0.4])
     assert left.get_xscale() == "log" and left.get_xlabel() == "k"
     assert left.get_ylabel() == "accuracy"
-    public, random = right.get_lines()
-    assert (public.get_label(), random.get_label()) == ("public subspace", "random Gaussian")
-    np.testing.assert_allclose(public.get_ydata(), [0.75, 0.65])
-    np.testing.assert_allclose(random.get_ydata(), [0.5, 0.55])
+    lines = {line.get_label(): line.get_ydata() for line in right.get_lines()}
+    assert list(lines) == list(figures.SUBSPACE_LABELS.values())
+    np.testing.assert_allclose(lines[figures.SUBSPACE_LABELS["public"]], [0.75, 0.65])
+    np.testing.assert_allclose(lines[figures.SUBSPACE_LABELS["random"]], [0.5, 0.55])
+    np.testing.assert_allclose(lines[figures.SUBSPACE_LABELS["public-text"]], [0.7, 0.6])
+    np.testing.assert_allclose(lines[figures.SUBSPACE_LABELS["random-text"]], [0.2, 0.3])
     assert right.get_xscale() == "log"
     # The spread over the two k=5 runs is drawn as a band around PFA+'s mean.
     band = left.collections[0].get_paths()[0].vertices[:, 1]
@@ -199,3 +203,31 @@ def test_figure_13_draws_the_shares_or_says_there_is_none() -> None:
     (ax,) = empty.axes
     assert not ax.axison
     assert [t.get_text() for t in ax.texts] == ["no round had two public updates: no spectrum"]
+
+
+def test_figure_text_projection_and_the_learning_rate_grid() -> None:
+    rows = []
+    for seed in range(3):
+        for (a, p), v in {("weiavg", "public"): 0.6, ("pfa", "public"): 0.7,
+                          ("pfa", "public-text"): 0.8, ("fedavg", "public"): 0.1}.items():
+            rows.append({"figure": "fig3", "dataset": "mnist", "model": "logr",
+                         "calibration": "rdp", "distribution": "mixgauss1", "aggregator": a,
+                         "projection": p, "seed": seed, "accuracy": v})
+            rows.append({"figure": "authors", "dataset": "mnist", "model": "logr-authors",
+                         "calibration": "rdp", "distribution": "mixgauss2", "aggregator": a,
+                         "projection": p, "seed": seed, "accuracy": v - 0.1})
+    figure = figures.figure_text_projection(pd.DataFrame(rows))
+    ax = figure.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["Fig. 3 mnist-logr", "authors their LogR, mixgauss2"]
+    heights = sorted(round(b.get_height(), 6) for b in ax.patches if b.get_height() > 0)
+    assert heights == [0.5, 0.6, 0.6, 0.7, 0.7, 0.8]  # FedAvg is not drawn
+    validation = pd.DataFrame([{"aggregator": "pfa", "projection": "public", "lr": lr,
+                                "seed": 0, "val_accuracy": v}
+                               for lr, v in ((0.1, 0.5), (0.01, 0.7))])
+    chosen = pd.DataFrame([{"aggregator": "pfa", "projection": "public", "method": "PFA",
+                            "lr": 0.01, "val_accuracy": 0.7}])
+    ax = figures.figure_lr_grid(validation, chosen).axes[0]
+    line, = ax.get_lines()
+    np.testing.assert_allclose(line.get_xdata(), [0.01, 0.1])
+    np.testing.assert_allclose(ax.collections[0].get_offsets(), [[0.01, 0.7]])
