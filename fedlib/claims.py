@@ -531,19 +531,30 @@ def _badges(group: Sequence[Claim]) -> str:
 
 
 def _row_numbers(group: Sequence[Claim]) -> str:
-    """The deciding number of a claim, on one line: that of the paper tier where the
-    claim is run there, else of the largest tier that runs it, named."""
+    """The deciding number of a claim on one line, the value and its interval first:
+    that of the paper tier where the claim is run there, else of the largest tier that
+    runs it, named."""
     from fedlib.findings import deciding, exact_detail, measure
 
     c = deciding(group)
     if c.status == NOT_RUN:
         return ""
+    tier = f"{c.scale}: " if c.scale else ""
     found = measure(c)
-    said = (found.sentence() if found is not None
-            else (f"computed exactly: {detail}" if (detail := exact_detail(c)) else ""))
-    if not said:
+    if found is not None:
+        if found.band:
+            lo, hi = found.bounds
+            against = f"against {(lo + hi) / 2:.3g} \u00b1 {(hi - lo) / 2:.3g}"
+        else:
+            against = f"margin {found.margin:.3g}"
+        what = f"{found.where}: {found.what}" if found.where else found.what
+        return (f'<span class="numbers" title="{_html(tier + found.sentence())}">{_html(tier)} '
+                f'<span class="value">{_html(found.text)}</span> {_html(against)} \u00b7 '
+                f"{_html(what)}</span>")
+    detail = exact_detail(c)
+    if not detail:
         return ""
-    said = f"{c.scale}: {said}" if c.scale else said
+    said = f"{tier}computed exactly: {detail}"
     return f'<span class="numbers" title="{_html(said)}">{_html(said)}</span>'
 
 
@@ -643,10 +654,8 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
             f'<div><dt><span class="verdict {_BADGE[s]}">{s}</span></dt><dd>{_html(meaning)}.'
             "</dd></div>" for s, meaning in STATUS_MEANINGS.items()) + "</dl>",
         "",
-        "The tallies count the papers' claims only, the same set at every tier; the "
-        "companion's own findings are listed apart under each paper.",
-        "",
-        f"**{summary(claims)}.**",
+        "The tallies count the papers' claims only, the same set at every tier (the "
+        f"companion's own findings are listed apart under each paper): **{summary(claims)}.**",
         "",
     ]
     if not claims:

@@ -31,6 +31,7 @@ from fedlib.claims import (
     claim_anchor,
     paper_claims,
 )
+from fedlib.tiers import SCALES
 from fedlib.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, STATUSES
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|inf|nan)"
@@ -127,10 +128,15 @@ class Measure:
         return f"{head}{self.what}: {self.text}, {spread}, margin {self.margin:.3g}"
 
 
+_LINKING_WORDS = frozenset({"vs", "to", "and", "of", "at", "in", "on", "the"})
+
+
 def _where(labels: Sequence[str], what: str) -> str:
-    """The labels worth saying: those the description of the number does not repeat."""
+    """The labels worth saying: those naming something the description of the number
+    does not (``vs 1-1-1`` says nothing more than ``0-1-2 minus 1-1-1``)."""
+    said = set(re.findall(r"[^\s,:()]+", what))
     kept = [label for label in labels
-            if label.removeprefix("vs ").strip() not in what]
+            if not set(re.findall(r"[^\s,:()]+", label)) - _LINKING_WORDS <= said]
     return ", ".join(kept)
 
 
@@ -388,7 +394,7 @@ def paper_findings(claims: Sequence[Claim], reference: str, title: str,
     total = len(groups)
     at_paper = [c for c in mine if c.scale == STORED_TIER]
     run = [c for c in at_paper if c.status != NOT_RUN]
-    built = sorted({c.scale for c in mine if c.scale != STORED_TIER})
+    built = [s for s in SCALES if s != STORED_TIER and any(c.scale == s for c in mine)]
     other = built[-1] if built else ""
     head = f"**[{_md(reference)}]({links.prefix}{mine[0].paper}.ipynb)**, *{_md(title)}*. "
     if run and len(run) == len(at_paper):

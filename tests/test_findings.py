@@ -180,7 +180,8 @@ def test_the_scorecard_has_one_compact_row_per_claim_with_its_evidence_folded() 
     assert ('data-verdicts="quick:holds paper:holds"' in clear
             and '<span class="numbers" title="paper: final training loss, adaptive minus '
                 '1-1-1: -0.300 [-0.325, -0.275], 95% interval over 3 paired seeds, margin '
-                '0.02">' in clear)
+                '0.02">paper: <span class="value">-0.300 [-0.325, -0.275]</span> margin 0.02 '
+                "\u00b7 final training loss, adaptive minus 1-1-1</span>" in clear)
     finding = next(r for r in rows if "best-of-five" in r)
     assert "0-1-2 is best of &lt;five&gt; &amp; &quot;all&quot;" in finding
     assert page.count("## ") == 1 and "## Talaei and Izadi" in page
