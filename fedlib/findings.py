@@ -290,12 +290,10 @@ def _and(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _counts(claims: Sequence[Claim], skip: tuple[str, ...] = ()) -> str:
+def _counts(claims: Sequence[Claim]) -> str:
     """``4 hold, 3 fail and 5 are not testable`` (statuses with no claim left out)."""
     parts = []
     for status in STATUSES:
-        if status in skip:
-            continue
         count = sum(c.status == status for c in claims)
         if count:
             parts.append(f"{count} {_COUNT_WORDS[status][count != 1]}")
@@ -369,17 +367,19 @@ def _clearest(claims: Sequence[Claim], status: str) -> Claim | None:
     return min(chosen, key=rank)
 
 
-def _not_run_reason(claims: Sequence[Claim]) -> str:
-    """Why the paper tier judged none of ``claims``, in a few words (empty when the
-    evidence says nothing this function knows)."""
+def _not_run_reason(claims: Sequence[Claim]) -> tuple[str, str]:
+    """How the paper tier stands when it judged none of ``claims`` (not run, or run
+    without a verdict), and why, in a few words (empty when the evidence says nothing
+    this function knows)."""
     text = " ".join(c.evidence for c in claims)
     if "not published" in text or "neither cached nor published" in text:
-        return "its runs are not all computed yet"
+        return "is not yet run for this paper", "its runs are not all computed yet"
     if "one repeat" in text:
-        return "it has one repeat only, too few to judge a difference"
+        return ("judges none of its claims yet",
+                "it has one repeat only, too few to judge a difference")
     if "not rendered" in text:
-        return "this build did not render it"
-    return ""
+        return "is not yet run for this paper", "this build did not render it"
+    return "is not yet run for this paper", ""
 
 
 def paper_findings(claims: Sequence[Claim], reference: str, title: str,
@@ -392,13 +392,14 @@ def paper_findings(claims: Sequence[Claim], reference: str, title: str,
         return ""
     groups = by_claim(mine)
     total = len(groups)
+    claims_word = f"{total} claim" + ("s" if total != 1 else "")
     at_paper = [c for c in mine if c.scale == STORED_TIER]
     run = [c for c in at_paper if c.status != NOT_RUN]
     built = [s for s in SCALES if s != STORED_TIER and any(c.scale == s for c in mine)]
     other = built[-1] if built else ""
     head = f"**[{_md(reference)}]({links.prefix}{mine[0].paper}.ipynb)**, *{_md(title)}*. "
     if run and len(run) == len(at_paper):
-        lead = (f"At the papers' scale (the {STORED_TIER} tier), of its {total} claims "
+        lead = (f"At the papers' scale (the {STORED_TIER} tier), of its {claims_word} "
                 f"{_counts(run)}.")
     elif run:
         rest = [c for g in groups for c in g
@@ -409,11 +410,11 @@ def paper_findings(claims: Sequence[Claim], reference: str, title: str,
                 + (f"; of the other {len(rest)}, at the {other} tier, {_counts(rest)}."
                    if rest and other else "."))
     else:
-        reason = _not_run_reason(at_paper)
+        state, reason = _not_run_reason(at_paper)
         mine_other = [c for c in mine if c.scale == other]
-        lead = (f"The {STORED_TIER} tier is not yet run for this paper"
+        lead = (f"The {STORED_TIER} tier {state}"
                 + (f" ({reason})" if reason else "")
-                + (f"; at the {other} tier, of its {total} claims {_counts(mine_other)}."
+                + (f"; at the {other} tier, of its {claims_word} {_counts(mine_other)}."
                    if other else "."))
     verdicts = [deciding(g) for g in groups]
     sentences = [lead]

@@ -124,7 +124,7 @@ def test_the_companion_findings_are_told_apart_with_their_numbers() -> None:
         "the loss approaches the noiseless curve as eps grows")
     page = findings_markdown(sheet.claims)
     head, found = page.split("### What the companion found")
-    assert "T\\*" not in head and "At the papers' scale (the paper tier), of its 1 claims " \
+    assert "T\\*" not in head and "At the papers' scale (the paper tier), of its 1 claim " \
         "1 holds." in head
     assert ("- DP-Ditto: *the bound has an interior optimum T\\**"
             " holds at the paper tier; computed exactly: T\\* per epsilon: eps=1: 17, eps=10: "
@@ -199,3 +199,16 @@ def test_the_scorecard_filter_is_plain_javascript_and_hidden_without_it() -> Non
     script = page[page.index("<script>"):page.index("</script>")]
     assert "form.hidden = false" in script and "http" not in script and "src=" not in script
     assert page.index("<form") < page.index('<div class="claim"') < page.index("<script>")
+
+
+def test_a_paper_tier_run_once_is_said_to_judge_nothing_yet() -> None:
+    quick, paper = ClaimSheet("hu2020", "quick"), ClaimSheet("hu2020", "paper")
+    comparison = _lower("private", "non-private")
+    quick.judged("fig4-rises", comparison.judge(_loss(0.5, 0.52, 0.51), _loss(1, 1, 1.01)),
+                 "the private error is lower")
+    paper.judged("fig4-rises", comparison.judge({0: 0.5}, {0: 1.0}), "the private error is lower")
+    text = paper_findings([*quick, *paper], "Hu et al. 2020", "HAR", FindingLinks())
+    assert ("The paper tier judges none of its claims yet (it has one repeat only, too few to "
+            "judge a difference); at the quick tier, of its 1 claim 1 holds.") in text
+    assert "Holds most clearly, at the quick tier: *the private error is lower*" in text
+    assert "[chapter](generated/hu2020.ipynb)" in text
