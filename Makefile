@@ -1,7 +1,10 @@
-# The companion's build. Two commands do everything, each installing what it
+# The companion's build. Three commands do everything, each installing what it
 # needs first into a local virtual environment:
-#   make rebuild-all   execute every notebook (papermill, SCALE=quick), render the published
-#                      paper tier beside it without computing, and build the book
+#   make site          the site from stored runs only (data/published and the local cache),
+#                      nothing computed: every chapter's paper tier, then its quick tier, and
+#                      the book, in minutes (what the published site runs)
+#   make rebuild-all   execute every notebook (papermill, SCALE=quick), computing the runs
+#                      that are not stored, render the paper tier beside it, build the book
 #   make test          the whole test suite
 # Other targets: scorecard, publish, bench, lint, book, clean. `make help` lists them.
 
@@ -28,9 +31,11 @@ EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
 FEDLIB_SRC := $(shell find fedlib -name '*.py')
 PYTEST_ARGS ?=
 
-.PHONY: help install test rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
+.PHONY: help install test site rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
 
 help:
+	@echo "make site         render every chapter from stored runs (paper and quick tiers, nothing"
+	@echo "                  computed) and build the book into $(BOOK)/_build/html, in minutes"
 	@echo "make rebuild-all  execute every notebook at SCALE=$(SCALE) and build the book into $(BOOK)/_build/html"
 	@echo "make test         run the whole test suite"
 	@echo "make scorecard    print every evaluated claim (after rebuild-all)"
@@ -82,12 +87,15 @@ $(STORED)/%.done: notebooks/%.py $(FEDLIB_SRC) $(PUBLISHED_FILES) | $(STAMP)
 	rm -f $(STORED)/$*.smoke $(STORED)/$*.paper
 	touch $@
 
-# Other builds put a page in its place saying so (the book lists it under each chapter).
+# Other builds put a page in its place saying so (the book opens each chapter with it).
+TIER_NOTE_smoke := This build is of the smoke tier, which only checks that every code path \
+    runs: its page follows. The paper tier is rendered from stored runs by make site and \
+    by quick builds (make rebuild-all).
+TIER_NOTE_paper := This build computed the paper tier itself: its page follows.
 $(STORED)/%.$(SCALE): notebooks/%.py | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
-	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --note "This build is of the \
-	    $(SCALE) tier; the paper tier is rendered from stored runs by quick builds \
-	    (make rebuild-all)."
+	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --page lead \
+	    --note "$(or $(TIER_NOTE_$(SCALE)),This build is of the $(SCALE) tier: its page follows.)"
 	rm -f $(STORED)/$*.done $(STORED)/$*.json $(STORED)/$*.missing
 	touch $@
 
@@ -97,9 +105,10 @@ $(STORED)/%.$(SCALE): notebooks/%.py | $(STAMP)
 # fails the build.
 $(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale $(STORED_STEP) | $(STAMP)
 	@mkdir -p $(GEN)/tmp $(CLAIMS)
-	$(PY) -m fedlib.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . \
+	$(PY) -m fedlib.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . --page tier \
 	    -p scale $(SCALE) -p claims_dir $(CLAIMS)
 	mv $(GEN)/tmp/$*.out.ipynb $@
+	rm -f $(GEN)/$*.md $(CLAIMS)/$*.missing
 
 notebooks: $(EXECUTED)
 
@@ -111,12 +120,64 @@ $(GEN)/status.md: $(EXECUTED) $(STAMP)
 
 # --all reads every page again (seconds: the notebooks are executed already), so a label
 # that moved from one page to another does not linger in Sphinx's saved environment.
-book: $(GEN)/scorecard.md $(GEN)/status.md
+# The navigation names each chapter's second page by its tier: $(BOOK)/_toc.yml says
+# quick, the site's and the default build's; another build's copy says its own.
+QUICK_PAGE := Quick tier: reduced scale, reruns in minutes
+PAGE_TITLE_smoke := Smoke tier: every code path in seconds, no results
+PAGE_TITLE_paper := Paper tier, computed by this build
+TOC := $(if $(filter quick,$(SCALE)),$(BOOK)/_toc.yml,$(GEN)/_toc.yml)
+
+$(GEN)/_toc.yml: $(BOOK)/_toc.yml $(GEN)/scale
+	sed 's/title: "$(QUICK_PAGE)"/title: "$(or $(PAGE_TITLE_$(SCALE)),$(SCALE) tier)"/' $< > $@
+
+book: $(GEN)/scorecard.md $(GEN)/status.md $(TOC)
 	@mkdir -p $(GEN)/extra/data
-	$(VENV)/bin/jupyter-book build $(BOOK) --all --warningiserror --keep-going --quiet
+	$(VENV)/bin/jupyter-book build $(BOOK) --toc $(TOC) --all --warningiserror --keep-going \
+	    --quiet
 	@echo "book: $(BOOK)/_build/html/index.html"
 
 rebuild-all: book
+
+# The site from stored runs only: each chapter's paper tier (the page that opens it) and
+# its quick tier, both rendered with computing off (FEDLIB_COMPUTE=0), then the scorecard,
+# the status page and the book. Every page is rendered again (minutes). A tier whose runs
+# are not all stored gets a page saying so, and its claims are NOT-RUN; when the quick
+# tier of a chapter is missing, the scorecard page says why it cannot be drawn. The pages
+# are renders, not runs: $(GEN)/scale says so, and `make rebuild-all` executes them again.
+SITE_TIER := quick
+SITE_PAGES := $(NOTEBOOKS:%=$(GEN)/rendered/%)
+# The scorecard's summary figure, in place, when the scorecard cannot be drawn.
+export SCORECARD_NOT_DRAWN := import sys, matplotlib; matplotlib.use("Agg"); \
+    import matplotlib.pyplot as plt; figure = plt.figure(figsize=(6, 0.6)); \
+    figure.text(0.5, 0.5, "The scorecard is not drawn in this build", ha="center", \
+    va="center"); figure.savefig(sys.argv[1])
+
+$(GEN)/rendered/%: notebooks/%.py FORCE | $(STAMP)
+	@mkdir -p $(STORED) $(CLAIMS) $(GEN)/published $(GEN)/rendered
+	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
+	    --page lead -p scale paper -p claims_dir $(STORED)
+	$(PY) -m fedlib.execute $< $(GEN)/$*.ipynb --cwd . --published-only \
+	    --page tier -p scale $(SITE_TIER) -p claims_dir $(CLAIMS)
+	rm -f $(STORED)/$*.done $(STORED)/$*.smoke $(STORED)/$*.paper
+	touch $@
+
+site: $(SITE_PAGES) | $(STAMP)
+	@echo "$(SITE_TIER), rendered from stored runs" > $(GEN)/scale
+	@mkdir -p $(GEN)/extra/data
+	@if ! $(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN) --markdown $(GEN)/scorecard.md \
+	        2> $(GEN)/scorecard.err; then \
+	    cat $(GEN)/scorecard.err >&2; \
+	    { echo "# Scorecard"; echo; echo "The scorecard is not drawn in this build:"; \
+	      echo; echo '```text'; cat $(GEN)/scorecard.err; echo '```'; echo; \
+	      echo "Each chapter's pages say which of their runs are not stored."; } \
+	        > $(GEN)/scorecard.md; \
+	    echo "The scorecard is not drawn in this build: see its page." > $(GEN)/summary.md; \
+	    $(PY) -c "$$SCORECARD_NOT_DRAWN" $(GEN)/scorecard_summary.png; \
+	fi
+	@rm -f $(GEN)/scorecard.err
+	$(PY) -m fedlib.status $(GEN) --output $(GEN)/status.md
+	$(VENV)/bin/jupyter-book build $(BOOK) --all --warningiserror --keep-going --quiet
+	@echo "site: $(BOOK)/_build/html/index.html"
 
 scorecard: $(STAMP)
 	@$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN)

@@ -209,7 +209,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
                          link="../../data/")
     else:
         keep_figure_data(folder.parent / "extra" / "data")
-    _tables_without_row_numbers()
+    _tables_without_row_numbers(scale)
     set_tier_label(scale)
     return Chapter(paper_id, scale, seed, device, workers, ray_address, folder)
 
@@ -269,9 +269,10 @@ def _check_writable(folder: Path, given: str) -> None:
                          "write to, or make this one writable") from error
 
 
-def _tables_without_row_numbers() -> None:
+def _tables_without_row_numbers(scale: str) -> None:
     """Show tables in the notebook without pandas' 0, 1, 2 row numbers (a meaningful
-    index, such as a setting's name, is kept)."""
+    index, such as a setting's name, is kept), each captioned with the tier ``scale`` it
+    was computed at (:func:`tier_badge`)."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -283,7 +284,8 @@ def _tables_without_row_numbers() -> None:
 
     def html(frame: pd.DataFrame) -> str:
         numbered = isinstance(frame.index, pd.RangeIndex)
-        return frame.to_html(index=not numbered, border=0, classes="dataframe")
+        return with_tier_caption(frame.to_html(index=not numbered, border=0,
+                                               classes="dataframe"), scale)
 
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, html)
 
@@ -322,3 +324,68 @@ def markdown_code(text: object) -> str:
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     pad = " " if text[0] in "` " or text[-1] in "` " else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+TIER_MEANINGS = {
+    "smoke": "a tiny scale that runs every code path in seconds; its numbers are not results",
+    "quick": "the papers' experiments at reduced scale (fewer clients, rounds, repeats or "
+             "settings), rerun in minutes",
+    "paper": "the papers' own scale",
+}
+"""What each run tier is, in the words a page opens with."""
+
+
+def tier_badge(scale: str) -> str:
+    """HTML of the badge that says which tier a figure or table belongs to."""
+    from html import escape
+
+    word = re.sub(r"[^a-z0-9-]", "", str(scale).lower())
+    return f'<span class="tier-badge tier-{word}">{escape(str(scale))} tier</span>'
+
+
+def with_tier_caption(table_html: str, scale: str) -> str:
+    """``table_html`` (an HTML table) with a caption holding the tier badge of ``scale``."""
+    match = re.search(r"<table\b[^>]*>", table_html)
+    if match is None:
+        raise ValueError("with_tier_caption needs the HTML of a table (no <table> tag in "
+                         f"{table_html[:60]!r})")
+    caption = f'<caption class="tier-caption">{tier_badge(scale)}</caption>'
+    return table_html[:match.end()] + caption + table_html[match.end():]
+
+
+_CAPTIONED = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?:glue:figure|figure|table)\}")
+
+
+def badge_captions(markdown: str, scale: str) -> str:
+    """``markdown`` (MyST) with the tier badge of ``scale`` (:func:`tier_badge`) opening the
+    caption of every figure and table directive (``{glue:figure}``, ``{figure}``,
+    ``{table}``); a directive without a caption gets the badge as its caption. A badge
+    already there is not added again."""
+    lines = markdown.split("\n")
+    badge = tier_badge(scale)
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        out.append(line)
+        index += 1
+        opened = _CAPTIONED.match(line.strip())
+        if opened is None:
+            continue
+        fence = opened.group("fence")
+        while index < len(lines) and lines[index].strip().startswith(":") \
+                and not lines[index].strip().startswith(fence[0] * 3):
+            out.append(lines[index])  # an option, e.g. :name:
+            index += 1
+        blank = index
+        while index < len(lines) and not lines[index].strip():
+            index += 1
+        if index < len(lines) and lines[index].strip().startswith(fence) \
+                and not lines[index].strip().lstrip(fence[0]):
+            out.extend(["", badge])  # no caption: the badge is one
+            continue
+        out.extend(lines[blank:index])
+        if index < len(lines) and badge not in lines[index]:
+            out.append(f"{badge} {lines[index]}")
+            index += 1
+    return "\n".join(out)

@@ -239,6 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="use cached and published runs only (FEDLIB_COMPUTE=0); when some "
                         "are missing, write <claims_dir>/<paper>.missing saying so instead "
                         "of failing")
+    parser.add_argument("--page", choices=PAGES, default=None,
+                        help="label the page as the one leading its chapter (lead: the paper "
+                        "tier rendered beside the build's tier, its labels prefixed with the "
+                        "tier; the default with --published-only and --note) or as the "
+                        "chapter at the build's tier (tier: its title names the tier); "
+                        "either way its opening says which tier it is, and every figure and "
+                        "table caption carries a tier badge")
     args = parser.parse_args(argv)
     parameters = {name: parse_value(value) for name, value in args.parameter}
     try:
@@ -249,19 +256,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.note is not None:
         from fedlib.chapter import markdown_text
 
-        write_tier_note(args.source, args.output, markdown_text(args.note))
+        write_tier_note(args.source, args.output, markdown_text(args.note),
+                        scale=str(parameters.get("scale", "paper")))
         return 0
     if not args.published_only:
         execute(args.source, args.output, parameters, cwd=args.cwd)
+        if args.page is not None:
+            label_tier_page(args.output, str(parameters.get("scale", "paper")),
+                            lead=args.page == "lead", chapter=args.source.stem)
         return 0
-    return execute_published(args.source, args.output, parameters, cwd=args.cwd)
+    return execute_published(args.source, args.output, parameters, cwd=args.cwd,
+                             lead=args.page != "tier")
+
+
+PAGES = ("lead", "tier")
+"""The two pages of a chapter: ``lead``, the paper tier rendered from stored runs, which
+opens the chapter, and ``tier``, the chapter at the build's own tier, after it."""
+
+
+RENDER_GAPS = {
+    "MissingRunsError": "its runs are not all stored",
+    "DatasetUnavailableError": "a dataset it reads is not available where the site was built",
+}
+"""The errors a render from stored runs reports on the page instead of failing, with what
+each means: runs that are neither cached nor published, a dataset (read to describe the
+data) that cannot be had offline or downloaded."""
 
 
 def execute_published(source: str | Path, output: str | Path, parameters: Mapping[str, Any],
-                      *, cwd: str | Path | None = None) -> int:
-    """Render a chapter from stored runs only. When some runs are neither cached nor
-    published, the chapter's claims of that tier are not run: ``<claims_dir>/<paper>.missing``
-    says why (and an older claims file of that tier is removed); otherwise that marker is
+                      *, cwd: str | Path | None = None, lead: bool = True) -> int:
+    """Render a chapter from stored runs only, and label it (:func:`label_tier_page`: the
+    page leading its chapter when ``lead``, else the chapter at the build's tier). When
+    some runs are neither cached nor published, the chapter's claims of that tier are not
+    run: ``<claims_dir>/<paper>.missing`` says why (and an older claims file of that tier
+    is removed), and the page says so in place of the chapter; otherwise that marker is
     removed. Other failures fail."""
     from papermill.exceptions import PapermillExecutionError
 
@@ -276,18 +304,27 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     try:
         execute(source, output, parameters, cwd=cwd)
     except PapermillExecutionError as error:
-        if error.ename != "MissingRunsError":
+        if error.ename not in RENDER_GAPS:
             raise
         claims.unlink(missing_ok=True)
         reason = str(error.evalue).split(". ", 1)[0].strip()
         with atomic_path(marker) as tmp:
             tmp.write_text(reason + "\n")
+        scale = str(parameters.get("scale", "paper"))
         command = (f".venv/bin/python -m fedlib.execute notebooks/{paper}.py out.ipynb "
-                   f"-p scale {parameters.get('scale', 'paper')}")
+                   f"-p scale {scale}")
+        if error.ename == "MissingRunsError":
+            remedy = (f"Compute them with {markdown_code(command)} (resumable; finished runs "
+                      f"are kept), then {markdown_code(f'make publish SCALE={scale}')} to "
+                      "keep them in the repository.")
+        else:
+            remedy = ("Build the site where the dataset is available (see the data "
+                      "documentation of the repository), or point `FEDLIB_DATA_MIRROR` at a "
+                      "copy of it.")
         write_tier_note(source, output, (
-            f"{markdown_text(reason)}: its claims at this tier are reported as not run. "
-            f"Compute them with {markdown_code(command)} (resumable; finished runs are "
-            "kept), then `make publish SCALE=paper` to keep them in the repository."))
+            f"The {markdown_text(scale)} tier of this chapter is not shown: "
+            f"{RENDER_GAPS[error.ename]} ({markdown_text(reason)}), and its claims at this "
+            f"tier are reported as not run. {remedy}"), scale=scale)
         print(f"{paper}: not rendered from stored runs: {error.evalue}", file=sys.stderr)
         return 0
     finally:
@@ -296,7 +333,7 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
         else:
             os.environ["FEDLIB_COMPUTE"] = previous
     marker.unlink(missing_ok=True)
-    label_tier_page(output, str(parameters.get("scale", "paper")))
+    label_tier_page(output, str(parameters.get("scale", "paper")), lead=lead, chapter=paper)
     Path(output).with_suffix(".md").unlink(missing_ok=True)
     return 0
 
@@ -312,11 +349,13 @@ def _chapter_title(source: str | Path) -> str:
     return Path(source).stem
 
 
-def write_tier_note(source: str | Path, output: str | Path, text: str) -> None:
+def write_tier_note(source: str | Path, output: str | Path, text: str, *,
+                    scale: str = "paper") -> None:
     """Put a page saying ``text`` (Markdown: a value in it escaped by the caller, e.g.
-    with :func:`fedlib.chapter.markdown_text`) where the stored-runs rendering of a
-    chapter would be (``output`` with the suffix ``.md``), and remove any older
-    rendering."""
+    with :func:`fedlib.chapter.markdown_text`) where a rendering of a chapter would be
+    (``output`` with the suffix ``.md``), and remove any older rendering. Its title is the
+    chapter's, naming the tier ``scale``, as on a rendered page (:func:`label_tier_page`)."""
+    from fedlib.chapter import markdown_text
     from fedlib.paths import atomic_path
 
     output = Path(output)
@@ -324,42 +363,69 @@ def write_tier_note(source: str | Path, output: str | Path, text: str) -> None:
     output.unlink(missing_ok=True)
     page = output.with_suffix(".md")
     with atomic_path(page) as tmp:
-        tmp.write_text(f"# {_chapter_title(source)}: the paper tier\n\n{text}\n")
+        tmp.write_text(f"# {_chapter_title(source)}: the {markdown_text(scale)} tier\n\n"
+                       f"{text}\n")
 
 
-def label_tier_page(notebook: str | Path, scale: str) -> None:
-    """Make an executed chapter a page of its own beside the chapter at the book's tier:
-    its title names the tier, a note under it says what the page is, and its labels (of
-    figures, tables and sections) and the references to them get a ``<tier>-`` prefix
-    (Sphinx labels are book-wide). ``scale`` must be a word that can prefix a label."""
+def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
+    """The note (MyST) that opens a chapter's page and says which tier it is: the page
+    leading the chapter (``lead``: rendered from stored runs, its other page one folder up)
+    or the chapter at the build's tier (its leading page in ``published/``)."""
+    from fedlib.chapter import TIER_MEANINGS
+
+    meaning = TIER_MEANINGS.get(scale, f"the {scale} tier")
+    if lead:
+        return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}, "
+                "rendered from stored runs (published in the repository or cached on the "
+                "machine that built the site; the box at the end of the page says where "
+                "they come from), with nothing computed. Every figure, table and verdict on "
+                f"it is of the {scale} tier. The chapter's fixed prose was written beside "
+                "the quick tier: where it quotes a number, that number is of "
+                f"{{doc}}`the quick-tier page <../{chapter}>`, which reruns in minutes.\n```")
+    return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}. "
+            f"Every figure, table and verdict on it is of the {scale} tier. The papers' own "
+            f"scale is {{doc}}`the paper tier <published/{chapter}>`, the chapter's first "
+            "page, rendered from the runs stored with the book.\n```")
+
+
+def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
+                    chapter: str | None = None) -> None:
+    """Label an executed chapter with its tier ``scale``: a note under its title says which
+    tier the page is (:func:`tier_opening`), and every figure and table caption opens with
+    a tier badge (:func:`fedlib.chapter.badge_captions`).
+
+    ``lead``: the page leads its chapter beside the page at the book's tier, so its
+    labels (of figures, tables and sections) and the references to them get a
+    ``<tier>-`` prefix (Sphinx labels are book-wide). Otherwise the page is the chapter at
+    the build's tier. Either way its title names the tier. ``chapter``: the chapter's id
+    (default: the notebook's name up to its first dot). ``scale`` must be a word that can
+    prefix a label."""
     import re
 
     import nbformat
 
+    from fedlib.chapter import badge_captions
     from fedlib.paths import atomic_path
 
     if not isinstance(scale, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", scale):
         raise ValueError(f"scale={scale!r} cannot name a tier page or prefix its labels; "
                          "use a tier name of letters, digits, '-' and '_', e.g. 'paper'")
+    chapter = chapter or Path(notebook).name.split(".", 1)[0]
     book = read_executed(notebook)
     markdown = [c for c in book.cells if c.cell_type == "markdown"]
     definition = re.compile(r"^(?::name:\s*(\S+)|\((\S+)\)=)\s*$", re.MULTILINE)
     labels = {figure or section for cell in markdown
-              for figure, section in definition.findall(cell.source)}
+              for figure, section in definition.findall(cell.source)} if lead else set()
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(labels))) + r")(?![\w-])")
     for cell in markdown:
         if labels:
             cell.source = pattern.sub(lambda m: f"{scale}-{m.group(1)}", cell.source)
+        cell.source = badge_captions(cell.source, scale)
     for cell in markdown:
         if cell.source.lstrip().startswith("# "):
             title, _, rest = cell.source.lstrip().partition("\n")
-            note = (f"\n\n```{{note}}\nThis page is the chapter executed at the **{scale} "
-                    "tier** from stored runs (published in the repository or cached on the "
-                    "machine that built the book; see the box at its end for where they "
-                    "come from). Its figures, tables and verdicts are of that tier. Its "
-                    "prose was written beside the book's own tier: where it quotes a number, "
-                    "that number is of the main chapter page.\n```\n")
-            cell.source = f"{title}: the {scale} tier{note}{rest}"
+            title = f"{title}: the {scale} tier"
+            cell.source = f"{title}\n\n{tier_opening(scale, chapter, lead=lead)}\n{rest}"
             break
     with atomic_path(notebook) as tmp:
         nbformat.write(book, str(tmp))

@@ -84,3 +84,23 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
         f"make book failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     )
     return book
+
+
+@pytest.fixture(scope="session")
+def site_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site as ``make site`` builds it, in a copy: every chapter rendered from the
+    runs stored with the project (``data/published``; the local cache is left out, as on
+    a fresh checkout), nothing computed, both tiers, then the book. Built once per
+    session."""
+    from fedlib.papers import PAPERS
+
+    require_datasets(*{d for p in PAPERS for d in p.datasets})
+    book = tmp_path_factory.mktemp("stored-site") / "book"
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
+    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
+    venv = Path(sys.executable).parent.parent
+    result = subprocess.run(["make", "site", f"BOOK={book}", f"VENV={venv}"],
+                            cwd=ROOT, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, (
+        f"make site failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return book

@@ -155,6 +155,10 @@ def test_every_reproduced_figure_carries_the_papers_number(built_book: Path) -> 
                 figure = figures.nth(index)
                 label = figure.get_attribute("id")
                 caption = figure.locator("figcaption").inner_text()  # what a reader sees
+                badge = figure.locator("figcaption .tier-badge")
+                assert badge.count() == 1 and badge.inner_text().strip() == "smoke tier", (
+                    f"{paper.id}: {label} does not say which tier it is of")
+                caption = caption.strip().removeprefix(badge.inner_text().strip())
                 assert re.match(r"\s*(" + number + r", reproduced|Not in the paper)", caption), (
                     f"{paper.id}: the caption of {label} does not open with the figure of the "
                     f"paper it reproduces: {caption.strip()[:160]!r}")

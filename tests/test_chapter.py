@@ -185,3 +185,52 @@ def test_a_render_from_stored_runs_records_no_run_time(tmp_path: Path, monkeypat
     open_chapter("padpfl", **STANDARD, claims_dir=claims).close()
     assert set(json.loads((tmp_path / "run_times.json").read_text())) == {"padpfl"}
     assert "measured on the machine that built this page: smoke:" in shown[-1]
+
+
+def test_every_figure_and_table_caption_opens_with_its_tier() -> None:
+    from fedlib.chapter import badge_captions, tier_badge
+
+    page = ("Text with a {glue:figure} word.\n\n"
+            "```{glue:figure} a\n:name: fig-a\n:figwidth: 90%\n\n$x$ against rounds.\n\n"
+            "The legend.\n```\n\n"
+            ":::{table} Caption of a table\n:::\n\n"
+            "````{glue:figure} b\n````\n")
+    badge = tier_badge("quick")
+    assert badge == '<span class="tier-badge tier-quick">quick tier</span>'
+    labelled = badge_captions(page, "quick")
+    assert labelled == (
+        "Text with a {glue:figure} word.\n\n"
+        f"```{{glue:figure}} a\n:name: fig-a\n:figwidth: 90%\n\n{badge} $x$ against rounds."
+        "\n\nThe legend.\n```\n\n"
+        f":::{{table}} Caption of a table\n\n{badge}\n:::\n\n"
+        f"````{{glue:figure}} b\n\n{badge}\n````\n")
+    assert badge_captions(labelled, "quick") == labelled  # labelled once
+
+
+def test_a_tier_badge_shows_the_tier_as_written() -> None:
+    from fedlib.chapter import tier_badge, with_tier_caption
+
+    assert tier_badge("<b>x</b>") == ('<span class="tier-badge tier-bxb">&lt;b&gt;x&lt;/b&gt; '
+                                      "tier</span>")
+    table = '<table border="0" class="dataframe"><tbody></tbody></table>'
+    assert with_tier_caption(table, "paper") == (
+        '<table border="0" class="dataframe"><caption class="tier-caption"><span '
+        'class="tier-badge tier-paper">paper tier</span></caption><tbody></tbody></table>')
+    with pytest.raises(ValueError, match="needs the HTML of a table"):
+        with_tier_caption("<p>no table</p>", "paper")
+
+
+def test_a_chapters_tables_carry_the_tier_they_were_computed_at(tmp_path: Path) -> None:
+    pytest.importorskip("IPython")
+    import pandas as pd
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        open_chapter("ppsgd", scale="smoke", seed=0, device="cpu", workers=0,
+                     ray_address="", claims_dir=str(tmp_path / "claims"))
+        html = shell.display_formatter.formatters["text/html"](pd.DataFrame({"a": [1, 2]}))
+    finally:
+        InteractiveShell.clear_instance()
+    assert '<caption class="tier-caption"><span class="tier-badge tier-smoke">smoke tier' in html
+    assert "<th>0</th>" not in html  # still without pandas' row numbers

@@ -214,3 +214,107 @@ def test_a_render_from_stored_runs_refuses_a_claims_dir_that_is_not_a_path(
     with pytest.raises(ValueError, match=r"claims_dir=0 is not a folder path.*\./0"):
         ex.execute_published(toy, tmp_path / "toy.ipynb", {"claims_dir": 0})
     assert not calls  # nothing ran
+
+
+CHAPTER = """# A chapter
+
+(sec-setup)=
+## Setup
+
+See {ref}`the figure <fig-a>`.
+
+```{glue:figure} a
+:name: fig-a
+
+Figure 1 (the paper), reproduced: accuracy.
+```
+
+```{glue:figure} b
+:name: tab-b
+```
+"""
+
+
+def _chapter(tmp_path: Path, name: str = "pfa.ipynb") -> Path:
+    notebook = tmp_path / name
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(CHAPTER)]),
+                   str(notebook))
+    return notebook
+
+
+def test_the_page_leading_a_chapter_says_it_is_the_paper_tier_and_prefixes_its_labels(
+        tmp_path: Path) -> None:
+    notebook = _chapter(tmp_path)
+    ex.label_tier_page(notebook, "paper")
+    text = ex.read_executed(notebook).cells[0].source
+    assert text.startswith("# A chapter: the paper tier\n\n```{note}\n**This page is the "
+                           "paper tier**: the papers' own scale, rendered from stored runs")
+    assert "{doc}`the quick-tier page <../pfa>`" in text  # its other page, one folder up
+    assert ":name: paper-fig-a" in text and "(paper-sec-setup)=" in text
+    assert "<paper-fig-a>" in text and ":name: fig-a" not in text
+    badge = '<span class="tier-badge tier-paper">paper tier</span>'
+    assert f"{badge} Figure 1 (the paper), reproduced: accuracy." in text
+    assert f":name: paper-tab-b\n\n{badge}\n```" in text  # no caption: the badge is one
+
+
+def test_the_page_at_the_builds_tier_names_it_and_keeps_its_labels(tmp_path: Path) -> None:
+    notebook = _chapter(tmp_path, "pfa.out.ipynb")
+    ex.label_tier_page(notebook, "quick", lead=False)
+    text = ex.read_executed(notebook).cells[0].source
+    assert text.startswith("# A chapter: the quick tier\n\n```{note}\n**This page is the "
+                           "quick tier**: the papers' experiments at reduced scale")
+    assert "rerun in minutes" in text
+    assert "{doc}`the paper tier <published/pfa>`" in text  # named by the chapter, not file
+    assert ":name: fig-a" in text and "(sec-setup)=" in text and "paper-" not in text
+    assert '<span class="tier-badge tier-quick">quick tier</span> Figure 1' in text
+
+
+def test_a_build_labels_its_own_tier_page_when_asked(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_papermill(monkeypatch, ran=99)
+    output = tmp_path / "toy.ipynb"
+    assert ex.main([str(toy), str(output), "-p", "scale", "quick", "--page", "tier"]) == 0
+    title = ex.read_executed(output).cells[0].source
+    assert title.startswith("# A toy chapter: the quick tier\n\n```{note}\n**This page is "
+                            "the quick tier**")
+    assert ex.main([str(toy), str(output), "-p", "scale", "quick"]) == 0
+    assert ex.read_executed(output).cells[0].source == "# A toy chapter"  # not asked
+
+
+def test_a_tier_whose_runs_are_missing_is_named_by_its_page(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from papermill.exceptions import PapermillExecutionError
+
+    error = PapermillExecutionError(2, 1, "x = 1", "MissingRunsError",
+                                    "3 of 9 runs of toy are neither cached nor published. "
+                                    "Compute them", [])
+    fake_papermill(monkeypatch, ran=2, then=error)
+    claims = tmp_path / "claims"
+    assert ex.main([str(toy), str(tmp_path / "toy.ipynb"), "--published-only", "--page",
+                    "tier", "-p", "scale", "quick", "-p", "claims_dir", str(claims)]) == 0
+    page = (tmp_path / "toy.md").read_text()
+    assert page.startswith("# A toy chapter: the quick tier\n\nThe quick tier of this "
+                           "chapter is not shown: its runs are not all stored (3 of 9 runs")
+    assert "`make publish SCALE=quick`" in page
+    assert (claims / "toy.missing").is_file() and not (tmp_path / "toy.ipynb").exists()
+
+
+def test_a_dataset_a_render_cannot_read_is_named_on_its_page(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from papermill.exceptions import PapermillExecutionError
+
+    error = PapermillExecutionError(2, 1, "x = 1", "DatasetUnavailableError",
+                                    "femnist/sample.npz is not in the cache. Set it up", [])
+    fake_papermill(monkeypatch, ran=2, then=error)
+    claims = tmp_path / "claims"
+    assert ex.execute_published(toy, tmp_path / "toy.ipynb",
+                                {"scale": "paper", "claims_dir": str(claims)}) == 0
+    page = (tmp_path / "toy.md").read_text()
+    assert "not shown: a dataset it reads is not available where the site was built " \
+           "(femnist\\/sample\\.npz is not in the cache)" in page
+    assert (claims / "toy.missing").read_text() == "femnist/sample.npz is not in the cache\n"
+    other = PapermillExecutionError(2, 1, "x = 1", "ValueError", "bad", [])
+    fake_papermill(monkeypatch, ran=2, then=other)
+    with pytest.raises(PapermillExecutionError):  # any other failure fails the build
+        ex.execute_published(toy, tmp_path / "toy.ipynb",
+                             {"scale": "paper", "claims_dir": str(claims)})
