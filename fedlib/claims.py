@@ -564,8 +564,10 @@ def _claim_row(group: Sequence[Claim], href: str) -> str:
     chapter shows it; that line unfolds the evidence (a ``<details>``, folded)."""
     c = group[0]
     flip = '<span class="flip">flips between tiers</span>' if flipped(group) else ""
+    # a combined claim's parts (" | ") one per line
     evidence = "".join(f"<p><strong>{_html(x.scale or 'evidence')}:</strong> "
-                       f"{_html(x.evidence)}</p>" for x in group)
+                       + "<br>".join(_html(part) for part in x.evidence.split(" | "))
+                       + "</p>" for x in group)
     if c.paper_value:
         evidence += f"<p><em>The paper:</em> {_html(c.paper_value)}</p>"
     if c.restated:

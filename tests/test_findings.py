@@ -212,3 +212,18 @@ def test_a_paper_tier_run_once_is_said_to_judge_nothing_yet() -> None:
             "judge a difference); at the quick tier, of its 1 claim 1 holds.") in text
     assert "Holds most clearly, at the quick tier: *the private error is lower*" in text
     assert "[chapter](generated/hu2020.ipynb)" in text
+
+
+def test_a_combined_claims_evidence_unfolds_one_part_a_line() -> None:
+    verdict = combine([("eps=10", _lower("A", "B").judge(_loss(0.5, 0.5, 0.51),
+                                                         _loss(1, 1, 1.01))),
+                       ("eps=100", _lower("A", "B").judge(_loss(1, 1, 1.01),
+                                                          _loss(1, 1, 1.01)))])
+    claim = Claim("pfa", "x", verdict.status, "A beats B at both epsilons", verdict.evidence,
+                  scale="quick")
+    row = next(line for line in scorecard_markdown([claim]).splitlines()
+               if line.startswith('<div class="claim"'))
+    assert "<p><strong>quick:</strong> eps=10: HOLDS (A 0.503, B 1.003, difference" in row
+    assert "<br>eps=100: FAILS (the arms tie within the margin" in row
+    assert ('quick: <span class="value">0.000 [0.000, 0.000]</span> margin 0.02 \u00b7 '
+            "eps=100: A minus B</span>") in row
