@@ -17,6 +17,7 @@ import pandas as pd
 from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.dpditto.baselines import BASELINES
 from fedlib.papers.dpditto.experiment import DELTA, DittoSetup
+from fedlib.papers.dpditto.paper_tier import low_epsilon_panel
 from fedlib.privacy.accounting import epsilon as accounted_epsilon
 from fedlib.privacy.calibration import (
     dpditto_sensitivity,
@@ -908,3 +909,210 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
                   NOT_RUN_CNN + "; offline, CIFAR-10 is the JPEG proxy and is labelled so",
                   paper_value="Section VI, Figs. 3-6")
     return sheet.claims
+
+
+# ---------------------------------------------------------------------------
+# The method comparison and Figure 6 at epsilon = 1
+# ---------------------------------------------------------------------------
+
+LOW_SOURCE = ("; the budgets of the figure are lost from the text, and eps=1, the smallest of "
+              "the inferred grid, is where the paper says the benchmarks degrade and DP-Ditto "
+              "holds up")
+LOW_SUFFIX = "-eps1"
+"""Appended to the id of a claim judged at eps=1 alone."""
+LOW_PAIR_SUFFIX = "-eps1-vs-10"
+"""Appended to the id of a claim that compares eps=1 with eps=10."""
+
+
+def method_table(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
+    """Per compared method at ``epsilon`` (:func:`comparison`): the test accuracy and the
+    std of the training losses, each averaged over T, as the mean over seeds with its 95%
+    interval."""
+    frame = comparison(runs, panel, epsilon)
+    rows = []
+    for method, sel in frame.groupby("method", sort=False):
+        acc, std = estimate(_seeds(sel, "accuracy")), estimate(_seeds(sel, "fairness"))
+        rows.append({"method": method, "seeds": acc.n, "accuracy": acc.mean,
+                     "accuracy 95% interval": f"[{acc.low:.3f}, {acc.high:.3f}]",
+                     "std of train losses": std.mean,
+                     "std 95% interval": f"[{std.low:.3f}, {std.high:.3f}]"})
+    return pd.DataFrame(rows)
+
+
+def _low_specs(panel: str, used: str, pair: tuple[float, float]
+               ) -> list[tuple[str, str, Callable[[pd.DataFrame], Verdict], str]]:
+    """(claim id, statement, judge, source) of every claim read at eps=1."""
+    name, (lo, hi) = _label(panel), pair
+    baselines = "DP-FedAMP, DP-pFedMe, DP-APPLE and DP-FedALA"
+    fig34 = FIG34_SOURCE + LOW_SOURCE
+    specs = [
+        (f"fig3-4-{panel}-ditto-best-accuracy{LOW_SUFFIX}",
+         f"{name}, eps={lo:g}: DP-Ditto (lambda tuned) is more accurate than each of "
+         f"{baselines} (mean over T)", lambda r: best_accuracy(r, used, (lo,)), fig34),
+        (f"fig3-4-{panel}-ditto-best-fairness{LOW_SUFFIX}",
+         f"{name}, eps={lo:g}: DP-Ditto (lambda tuned) has a lower std of personal training "
+         f"losses than each of {baselines} (mean over T)",
+         lambda r: best_fairness(r, used, (lo,)), fig34),
+        (f"fig3-4-{panel}-smaller-lambda-at-smaller-eps{LOW_PAIR_SUFFIX}",
+         f"{name}: the tuned lambda is smaller at eps={lo:g} than at eps={hi:g}",
+         lambda r: smaller_lambda(r, used, lo, hi), fig34),
+        (f"fig3-4-{panel}-baselines-degrade{LOW_PAIR_SUFFIX}",
+         f"{name}: every baseline is less accurate at eps={lo:g} than at eps={hi:g}",
+         lambda r: baselines_degrade(r, used, lo, hi), fig34),
+        (f"fig3-4-{panel}-baselines-fall-in-T{LOW_SUFFIX}",
+         f"{name}, eps={lo:g}: the accuracy of "
+         + ", ".join(f"DP-{m}" for m in FALLING[panel]) + " falls as T grows",
+         lambda r: baselines_fall(r, used, FALLING[panel], (lo,)), fig34),
+        (f"fig3-4-{panel}-apple-peaks-in-T{LOW_SUFFIX}",
+         f"{name}, eps={lo:g}: DP-APPLE's accuracy first rises, then falls as T grows",
+         lambda r: apple_peaks(r, used, (lo,)), fig34),
+        (f"headline-{panel}-gains{LOW_SUFFIX}",
+         f"{name}, eps={lo:g}: DP-Ditto beats each of {baselines} by over 32.71% in fairness "
+         "(variance of the training losses) and 9.66% in accuracy",
+         lambda r: headline(r, used, (lo,)), PAPER_GAIN_SOURCE + LOW_SOURCE),
+    ]
+    fig6 = [("small-lambda-rises", small_lambda_rises,
+             "for small lambda (<= 0.05) accuracy rises with T", "Fig. 6(a)"),
+            ("large-lambda-peaks", large_lambda_peaks,
+             "for large lambda (>= 0.5) accuracy rises then falls in T", "Fig. 6(a)"),
+            ("smaller-lambda-fairer", smaller_lambda_fairer,
+             "smaller lambda gives a lower std of training losses", "Fig. 6(b)"),
+            ("fairness-degrades-improves-degrades", fairness_wave,
+             "as T rises the fairness of the personal models first degrades, then improves, "
+             "then degrades again (std of training losses, mean over lambda in (0, 1))",
+             "Fig. 6(b)")]
+    specs += [(f"fig6-{panel}-{key}{LOW_SUFFIX}", f"{name}, eps={lo:g}: {text}",
+               lambda r, judge=judge: judge(r, used, lo),
+               f"Section VI-C, {fig}; the budget of the figure is lost from the text, eps=1 is "
+               "the smallest of the inferred grid")
+              for key, judge, text, fig in fig6]
+    return specs
+
+
+def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
+                       not_run: str = "") -> list[Claim]:
+    """The claims of Figures 3, 4 and 6 (and the headline) on the paper's MNIST model at
+    eps=1: ``setup`` is the tier's
+    :func:`~fedlib.papers.dpditto.paper_tier.low_epsilon_setup`, ``runs`` its runs on
+    :func:`~fedlib.papers.dpditto.paper_tier.low_epsilon_panel` (None where they were not
+    run: every claim is then NOT-RUN with the reason ``not_run``). The same claim ids at
+    every tier."""
+    if runs is None and not not_run:
+        raise ValueError("give the runs, or the reason they were not run (not_run)")
+    used = low_epsilon_panel(setup)
+    panel = LAMBDA_PANEL
+    context = _context(panel, used, "the method comparison and the lambda grid")
+    sheet = ClaimSheet(PAPER, scale)
+    for claim_id, text, judge, source in _low_specs(panel, used, setup.compare_epsilons):
+        if runs is None:
+            sheet.not_run(claim_id, text, not_run, paper_value=source)
+            continue
+        sheet.judged(claim_id, judge(runs), text, paper_value=source, context=context)
+    return sheet.claims
+
+
+def low_epsilon_effect(claims: Sequence[Claim], low: Sequence[Claim]) -> pd.DataFrame:
+    """Each eps=1 claim beside the claim it re-reads at the chapter's inferred budgets:
+    the two ids and verdicts, and whether the verdict moved."""
+    by_id = {c.claim_id: c for c in claims}
+    rows = []
+    for claim in low:
+        base = claim.claim_id.removesuffix(LOW_PAIR_SUFFIX).removesuffix(LOW_SUFFIX)
+        other = by_id.get(base)
+        rows.append({"claim at eps=1": claim.claim_id, "verdict at eps=1": claim.status,
+                     "claim at the inferred budgets": base if other else "(none)",
+                     "verdict there": other.status if other else "",
+                     "moved": bool(other) and other.status != claim.status})
+    return pd.DataFrame(rows)
+
+
+def low_epsilon_summary(effect: pd.DataFrame, runs: pd.DataFrame | None = None,
+                        setup: DittoSetup | None = None) -> str:
+    """One paragraph on what reading the claims at eps=1 does to them (from
+    :func:`low_epsilon_effect`), and, given the eps=1 runs and their setup, how much the
+    noise costs the global model (DP-FedAvg) there."""
+    if (effect["verdict at eps=1"] == NOT_RUN).all():
+        return ("No claim is read at eps = 1 at this tier, so the claims at the inferred "
+                "budgets stand alone; the quick tier reads them at eps = 1.")
+    moved = effect[effect["moved"]]
+    kept = effect[~effect["moved"] & (effect["verdict there"] != "")]
+    parts = []
+    if len(moved):
+        parts.append("at eps = 1 " + "; ".join(
+            f"`{r['claim at the inferred budgets']}` goes from {r['verdict there']} to "
+            f"{r['verdict at eps=1']}" for _, r in moved.iterrows()))
+    if len(kept):
+        counts = kept["verdict at eps=1"].value_counts()
+        parts.append(f"the other {len(kept)} keep their verdict ("
+                     + ", ".join(f"{n} {status}" for status, n in counts.items()) + ")")
+    text = "Of the claims re-read, " + "; ".join(parts) + "." if parts else ""
+    if runs is not None and setup is not None:
+        panel = low_epsilon_panel(setup)
+        acc = {eps: comparison(runs, panel, eps)
+               .assign(method=lambda f: f["method"].str.replace(r" \(.*", "", regex=True))
+               .groupby("method")["accuracy"].mean() for eps in setup.compare_epsilons}
+        lo, hi = setup.compare_epsilons
+        lam = tuned_lambda(runs, panel, lo)
+        near_local = (", a personal model held close to its local one" if lam <= 0.05
+                      else "")
+        text += (f" The noise matters at eps = {lo:g}: DP-FedAvg, the global model, reaches "
+                 f"{acc[lo]['DP-FedAvg']:.3f} there against {acc[hi]['DP-FedAvg']:.3f} at eps "
+                 f"= {hi:g}, so a verdict that stays the same is not owed to noise too small "
+                 f"to matter. DP-Ditto's tuned lambda at eps = {lo:g} is {lam:g} "
+                 f"({tuned_lambda(runs, panel, hi):g} at eps = {hi:g}){near_local}: its "
+                 f"accuracy is {acc[lo]['DP-Ditto']:.3f}, Local's {acc[lo]['Local']:.3f} "
+                 "(means over T and seeds).")
+    return text.strip()
+
+
+NOISE_CLAIM = "baselines-noise-equals-dp-ditto"
+
+
+def noise_claim(verdict: Verdict, scale: str) -> Claim:
+    """The companion's check that every DP method adds DP-Ditto's noise to its uploads
+    (:func:`fedlib.papers.dpditto.noise_probe.verdict`)."""
+    sheet = ClaimSheet(PAPER, scale)
+    return sheet.judged(
+        NOISE_CLAIM, verdict,
+        "At the same (eps, delta), C and T, every DP baseline (FedAMP, pFedMe, APPLE with its "
+        "core models, FedALA, and DP-FedAvg) adds to what it uploads Gaussian noise of "
+        "DP-Ditto's standard deviation",
+        paper_value="Section VI-A: the benchmarks' uploads are perturbed by DP noise \"for "
+        "fair comparisons\"; that it is DP-Ditto's noise is the companion's reading",
+        origin="companion")
+
+
+def noise_sentence(claim: Claim) -> str:
+    """What the noise check does to the method comparison's claims."""
+    if claim.status == "HOLDS":
+        return (f"**{claim.status}**: every method's noise has DP-Ditto's std (within 5%, "
+                "each seed's mean ratio; the sigma each hands its noise step is DP-Ditto's "
+                "exactly). The comparison's verdicts are not an artefact of unequal noise: "
+                "they stand as judged.")
+    return (f"**{claim.status}**: {claim.evidence}. Where a baseline's noise differs from "
+            "DP-Ditto's, its comparison with DP-Ditto is not at equal privacy, and the "
+            "verdicts of the Figure 3-4 claims and the headline that involve it must be read "
+            "with that in mind.")
+
+
+def budget_sensitivity(runs: pd.DataFrame, setup: DittoSetup) -> str:
+    """How much the two compared budgets of ``setup`` change each method's accuracy on its
+    first compared panel (mean over T and seeds), and what the local models reach: one
+    sentence for the chapter."""
+    panel = setup.compare_panels[0]
+    lo, hi = sorted(setup.compare_epsilons)
+
+    def accuracy(eps: float) -> pd.Series:
+        frame = comparison(runs, panel, eps)
+        frame = frame.assign(method=frame["method"].str.replace(r" \(.*", "", regex=True))
+        return frame.groupby("method")["accuracy"].mean()
+
+    a, b = accuracy(lo), accuracy(hi)
+    moves = (a - b).abs()
+    personal = moves.drop(["DP-FedAvg", "Local"], errors="ignore")
+    return (f"On {_label(panel)} at this tier, going from eps = {hi:g} to {lo:g} moves the "
+            f"accuracy of DP-Ditto and the four baselines by at most {personal.max():.4f} "
+            f"({personal.idxmax()}), that of DP-FedAvg, the global model, by "
+            f"{moves.get('DP-FedAvg', float('nan')):.4f}; the local models, which see no "
+            f"noise, reach {a['Local']:.3f}, against DP-Ditto's {a['DP-Ditto']:.3f} (mean "
+            "over T and seeds).")

@@ -11,6 +11,8 @@ cut grid, the logistic-regression panel with it, took 3.66 CPU-hours.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.dpditto import experiment
 
@@ -49,3 +51,59 @@ PAPER_GRID = PaperGrid(
     ),
 )
 """The grid of the book's paper tier."""
+
+LOW_EPSILON = 1.0
+"""The smallest budget of the (inferred) grid: the paper's "high privacy requirement"
+under which it says DP-Ditto keeps its accuracy and fairness and the baselines degrade."""
+LOW_EPSILON_PANELS = ("mnist-dnn", "mnist-mlr")
+"""Where the eps=1 runs go: the paper's MNIST model, else the model a tier reads its
+MNIST claims on."""
+
+
+def low_epsilon_setup(setup: experiment.DittoSetup) -> experiment.DittoSetup:
+    """``setup`` with the method comparison at (eps=1, the smaller compared budget) and
+    Figures 6 and 7 at eps=1: the same runs' configs, planned at the smallest budget."""
+    return replace(setup, compare_epsilons=(LOW_EPSILON, min(setup.compare_epsilons)),
+                   fig6_epsilon=LOW_EPSILON)
+
+
+def low_epsilon_panel(setup: experiment.DittoSetup) -> str:
+    """The panel the eps=1 runs are planned on: the first of :data:`LOW_EPSILON_PANELS`
+    the tier both compares the methods and sweeps lambda on (the DNN at the paper tier,
+    MLR at the quick tier)."""
+    for panel in LOW_EPSILON_PANELS:
+        if panel in setup.compare_panels and panel in setup.lambda_panels:
+            return panel
+    raise ValueError(f"the tier compares the methods on {setup.compare_panels} and sweeps "
+                     f"lambda on {setup.lambda_panels}: the eps=1 section needs one of "
+                     f"{LOW_EPSILON_PANELS} in both")
+
+
+LOW_EPSILON_NOT_RUN = {
+    "paper": (
+        "not run at the paper tier: planning the DNN's method comparison and lambda grid at "
+        "eps=1 adds {runs} runs in {groups} groups (one seed), about {hours:.1f} CPU-hours "
+        "(the group of T = 10 measured at {minutes:.1f} CPU-minutes, the others scaled by T), "
+        "left out of the book's paper grid; and with the DNN's one seed at that tier no "
+        "verdict could be read from them"),
+}
+"""Why a tier does not run the eps=1 section (tiers not named here run it)."""
+LOW_EPSILON_T10_CPU_MINUTES = 2.88
+"""Measured: CPU-minutes of the paper tier's DNN group at T = 10 with only the eps=1
+runs pending (five DP-Ditto lambdas and the four baselines), on one thread of a 2-core
+AMD EPYC, data loading included (172.7 CPU-seconds)."""
+
+
+def low_epsilon_not_run(scale: str) -> str:
+    """The reason the eps=1 section is not run at ``scale`` ("" where it is run)."""
+    reason = LOW_EPSILON_NOT_RUN.get(scale, "")
+    if not reason:
+        return ""
+    setup = PAPER_GRID.tier(scale)
+    low = low_epsilon_setup(setup)
+    panel = low_epsilon_panel(low)
+    planned = experiment.configs(setup, 0, panels=(panel,))
+    new = [c for c in experiment.configs(low, 0, panels=(panel,)) if c not in planned]
+    groups = {(c["seed"], c["rounds"]) for c in new}
+    return reason.format(runs=len(new), groups=len(groups), minutes=LOW_EPSILON_T10_CPU_MINUTES,
+                         hours=LOW_EPSILON_T10_CPU_MINUTES * sum(t for _, t in groups) / 10 / 60)
