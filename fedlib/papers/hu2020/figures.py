@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.hu2020.experiment import EPSILON, FIG2_SETTINGS
+from fedlib.papers.hu2020.experiment import EPSILON, FIG2_SETTINGS, FIG4_TAU, FIG5_TAU
 from fedlib.plots import error_vs_parameter, loss_curve_panels
 
 
@@ -36,28 +36,74 @@ def figure_2(runs: pd.DataFrame) -> plt.Figure:
                              log_y=True)
 
 
-def figures_3_and_4(last: pd.DataFrame) -> plt.Figure:
-    """Test error against tau (Figure 3) and against P_drop (Figure 4), private and not.
+MAJORITY_LABEL = "majority class"
+"""Legend label of the majority-class error line on every error figure."""
+
+
+def draw_majority(fig: plt.Figure, majority: float | None) -> plt.Figure:
+    """Draw the majority-class error (always predicting a task's majority class) as a
+    labelled horizontal line on every panel of ``fig`` (nothing when ``majority`` is None)."""
+    if majority is None:
+        return fig
+    for ax in fig.axes:
+        ax.axhline(majority, color="0.3", ls="--", lw=1.2,
+                   label=f"{MAJORITY_LABEL} ({majority:.3f})")
+        ax.legend(fontsize=8)
+    return fig
+
+
+def figures_3_and_4(last: pd.DataFrame, majority: float | None = None) -> plt.Figure:
+    """Test error against tau (Figure 3) and against P_drop (Figure 4), private and not,
+    with the majority-class error ``majority`` as a line.
 
     ``last`` holds one row per finished run (its final round).
     """
     fig3 = last[last["figure"] == "fig3"]
     fig4 = last[last["figure"] == "fig4"]
-    return error_vs_parameter([
+    return draw_majority(error_vs_parameter([
         ("device variability tau", fig3.assign(setting=_setting), "tau"),
-        ("drop probability P_drop", fig4.assign(setting=_setting), "p_drop"),
-    ], log_x=[False, False])
+        (f"drop probability P_drop (tau={FIG4_TAU:g})", fig4.assign(setting=_setting),
+         "p_drop"),
+    ], log_x=[False, False]), majority)
 
 
-def figure_5(fig5: pd.DataFrame, best_drop: float) -> plt.Figure:
-    """Private test error against epsilon at drop probability ``best_drop``.
+def figure_5(fig5: pd.DataFrame, best_drop: float, majority: float | None = None
+             ) -> plt.Figure:
+    """Private test error against epsilon at drop probability ``best_drop``, with the
+    majority-class error ``majority`` as a line.
 
     ``fig5`` holds one row per finished run of Figure 5 (its final round).
     """
     label = np.where(fig5["dual"] == "projected", "private, duals projected", "private")
-    return error_vs_parameter([
-        (f"epsilon (tau=1, P_drop={best_drop:g})", fig5.assign(setting=label), "epsilon"),
-    ], log_x=[True])
+    return draw_majority(error_vs_parameter([
+        (f"epsilon (tau={FIG5_TAU:g}, P_drop={best_drop:g})", fig5.assign(setting=label),
+         "epsilon"),
+    ], log_x=[True]), majority)
+
+
+def probe_figure(points: dict[str, pd.DataFrame], majority: float | None = None
+                 ) -> plt.Figure:
+    """Test error of every probe point (one marker per repeat, the mean as a bar), with
+    the majority-class error ``majority`` as a line."""
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    labels = list(points)
+    fig, ax = plt.subplots(figsize=(8.0, 0.45 * len(labels) + 1.6))
+    for row, label in enumerate(labels):
+        errors = points[label]["error"].to_numpy()
+        if len(errors):
+            ax.barh(row, errors.mean(), color="0.8", height=0.6)
+            ax.plot(errors, np.full(len(errors), row), "o", color="C0", ms=4)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean test error over the 30 tasks (private, epsilon=8; dots: repeats)")
+    if majority is not None:
+        ax.axvline(majority, color="0.3", ls="--", lw=1.2,
+                   label=f"{MAJORITY_LABEL} ({majority:.3f})")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
 
 
 _ACTIVITY_NAMES = {1: "walking", 2: "upstairs", 3: "downstairs", 4: "sitting", 5: "standing",

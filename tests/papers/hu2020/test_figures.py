@@ -78,7 +78,7 @@ def test_figures_3_and_4_plot_the_mean_error_per_parameter() -> None:
     assert len(fig.axes) == 2
     (tau_ax, drop_ax) = fig.axes
     assert tau_ax.get_xlabel() == "device variability tau"
-    assert drop_ax.get_xlabel() == "drop probability P_drop"
+    assert drop_ax.get_xlabel() == f"drop probability P_drop (tau={hu.FIG4_TAU:g})"
     assert tau_ax.get_ylabel() == "mean test error"
     private = f"private (eps={hu.EPSILON:g})"
     for ax, xs in ((tau_ax, [0.0, 0.5, 1.0]), (drop_ax, [0.0, 0.2])):
