@@ -16,7 +16,7 @@ by :data:`SPLIT`, each part holding at least one example. ``max_clients`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,10 +24,12 @@ import numpy as np
 from fedlib.checks import check_count, check_seed
 
 __all__ = [
+    "FEDERATIONS",
     "SPLIT",
     "Federation",
     "femnist_writers",
     "har_subjects",
+    "load_federation",
     "mnist_shards",
     "split_clients",
 ]
@@ -202,13 +204,15 @@ def femnist_writers(*, seed: int = 0, min_examples: int = 100, max_clients: int 
 
 
 def mnist_shards(*, n_clients: int = 50, shards_per_client: int = 2, seed: int = 0,
-                 max_examples: int | None = None) -> Federation:
+                 max_clients: int | None = None, max_examples: int | None = None
+                 ) -> Federation:
     """MNIST's 60,000 training digits dealt to ``n_clients`` clients in label shards.
 
     :func:`fedlib.data.partition.label_shard_partition` (sort by label, cut
     ``n_clients x shards_per_client`` shards, deal them at random; seeded by ``seed``):
-    with 2 shards a client sees about two digits. Pixels flattened and scaled to unit
-    norm per row (so the usual division by 255 makes no difference).
+    with 2 shards a client sees about two digits. ``max_clients`` keeps the first clients
+    of that partition (their shards unchanged). Pixels flattened and scaled to unit norm
+    per row (so the usual division by 255 makes no difference).
 
     Raises
     ------
@@ -220,10 +224,27 @@ def mnist_shards(*, n_clients: int = 50, shards_per_client: int = 2, seed: int =
 
     n_clients = check_count(n_clients, "n_clients", minimum=1)
     shards_per_client = check_count(shards_per_client, "shards_per_client", minimum=1)
+    max_clients = _check_limit(max_clients, "max_clients", 1)
     x, y = load_mnist("train")
-    clients = label_shard_partition(y, n_clients, shards_per_client, seed)
+    clients = label_shard_partition(y, n_clients, shards_per_client, seed)[:max_clients]
     return split_clients(
         "mnist-shards", x, y, clients, 10, seed=seed,
         max_examples=max_examples,
-        source=f"MNIST train, {n_clients} clients x {shards_per_client} label shards",
+        source=f"MNIST train, {n_clients} clients x {shards_per_client} label shards"
+               + (f", first {len(clients)} kept" if len(clients) < n_clients else ""),
     )
+
+
+FEDERATIONS: dict[str, Callable[..., Federation]] = {
+    "har-subjects": har_subjects,
+    "femnist-writers": femnist_writers,
+    "mnist-shards": mnist_shards,
+}
+"""Every loader by the name of the federation it builds."""
+
+
+def load_federation(name: str, **options: object) -> Federation:
+    """The federation called ``name`` (see :data:`FEDERATIONS`), built with ``options``."""
+    if name not in FEDERATIONS:
+        raise ValueError(f"unknown federation {name!r}; choose one of {sorted(FEDERATIONS)}.")
+    return FEDERATIONS[name](**options)

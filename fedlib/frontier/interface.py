@@ -214,6 +214,27 @@ class Outcome:
     def mean_val_accuracy(self) -> float:
         return float(np.mean(self.val_accuracy))
 
+    def summary(self) -> dict[str, object]:
+        """One flat row for a tidy table: what was run, the hyperparameters, and the
+        per-client results summarised (mean accuracy and loss, spread of accuracy across
+        clients, the largest spent epsilon)."""
+        row: dict[str, object] = {
+            "method": self.method, "federation": self.federation, "unit": self.unit.value,
+            "epsilon": self.target.epsilon, "delta": self.target.delta, "seed": self.seed,
+        }
+        row.update({f"hp_{f.name}": getattr(self.hparams, f.name) for f in fields(self.hparams)})
+        row.update({
+            "test_accuracy": self.mean_test_accuracy,
+            "test_accuracy_std": float(np.std(self.test_accuracy)),
+            "test_loss": float(np.mean(self.test_loss)),
+            "val_accuracy": self.mean_val_accuracy,
+            "spent_epsilon_max": float(np.max(self.spent_epsilon)),
+            "noise_multiplier": self.noise_multiplier,
+            "uplink_bytes_per_round": self.uplink_bytes_per_round,
+            "cpu_seconds": self.cpu_seconds,
+        })
+        return row
+
 
 class Method(ABC):
     """A personalised-FL method adapted to the softmax model, run at a stated privacy.
@@ -360,7 +381,8 @@ def tune(method: Method, federation: Federation, unit: PrivacyUnit, target: Targ
         outcome = method.fit(federation, unit, target, hp, seed)
         score = outcome.mean_val_accuracy
         scores.append((hp, score))
-        if best is None or (math.isfinite(score) and score > best[0]):
-            best = (score, hp, outcome)
+        rank = score if math.isfinite(score) else -math.inf  # a diverged run never wins
+        if best is None or rank > best[0]:
+            best = (rank, hp, outcome)
     assert best is not None
     return TuneResult(best[1], best[2], tuple(scores))

@@ -12,6 +12,7 @@ from fedlib.frontier.federations import (
     Federation,
     femnist_writers,
     har_subjects,
+    load_federation,
     mnist_shards,
     split_clients,
 )
@@ -92,6 +93,15 @@ def test_mnist_shards_deal_few_labels_per_client(mnist_federation):
         labels = np.unique(np.concatenate([fed.y_train[i], fed.y_val[i], fed.y_test[i]]))
         assert len(labels) <= 4  # two shards, each straddling at most one label boundary
         assert _disjoint(fed, i)
+    first = load_federation("mnist-shards", n_clients=10, seed=0, max_clients=3,
+                            max_examples=200)
+    assert first.n_clients == 3
+    np.testing.assert_array_equal(first.x_test[2], fed.x_test[2])
+
+
+def test_unknown_federation_names_the_choices():
+    with pytest.raises(ValueError, match="unknown federation 'cifar'.*mnist-shards"):
+        load_federation("cifar")
 
 
 def test_femnist_writers_are_clients(mirror_env):

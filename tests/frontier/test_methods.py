@@ -129,6 +129,9 @@ def test_tune_picks_the_best_mean_validation_accuracy(federation):
     assert len(scores) == GRID_SIZE and len(set(scores)) > 1
     assert result.outcome.mean_val_accuracy == max(scores)
     assert result.best == result.scores[int(np.argmax(scores))][0]
+    row = result.outcome.summary()
+    assert row["method"] == "local" and row["unit"] == "user" and row["epsilon"] == 1.0
+    assert row["hp_lr"] == result.best.lr and row["val_accuracy"] == max(scores)
     assert "NOT accounted" in tune.__doc__
 
 
