@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.claims import Claim, ClaimSheet
+from fedlib.papers.padpfl import studies
 from fedlib.papers.padpfl.experiment import (
     DELTA,
     EPSILONS,
@@ -31,6 +32,7 @@ from fedlib.verdicts import (
     at_least,
     best_of,
     combine,
+    estimate,
 )
 
 
@@ -273,16 +275,22 @@ def _scenario_1(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
     sheet.judged("fig2-012-best-of-five", _best("0-1-2", arms, "less", trivial),
                  "S1 non-private: '0-1-2' gives the lowest final loss of the five assignments "
                  "run here (three of them inferred)", origin="companion")
+    _private_1(sheet, runs, finals, setup)
+
+
+def _private_1(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
+               setup: PadpflSetup, suffix: str = "", lead: str = "",
+               origin: str = "paper") -> None:
     a, low, high = SCENARIOS["S1"].private_assignment, min(EPSILONS), max(EPSILONS)
     verdict, context = private_claim(runs, finals, setup, "S1", (a, high), (a, low), "less")
-    sheet.judged("fig3-eps20-below-eps5", verdict,
-                 "S1 private, p = (0, 1/60, 1/30): the final loss at eps=20 is below that "
-                 "at eps=5", context=context)
+    sheet.judged("fig3-eps20-below-eps5" + suffix, verdict,
+                 lead + "S1 private, p = (0, 1/60, 1/30): the final loss at eps=20 is below "
+                 "that at eps=5", context=context, origin=origin)
     verdict, context = private_claim(runs, finals, setup, "S1", (EQUAL, high), (a, low),
                                      "greater")
-    sheet.judged("fig3-equal-eps20-worse-than-weighted-eps5", verdict,
-                 "S1 private: equal factors at eps=20 end above the weighted run at eps=5",
-                 context=context)
+    sheet.judged("fig3-equal-eps20-worse-than-weighted-eps5" + suffix, verdict,
+                 lead + "S1 private: equal factors at eps=20 end above the weighted run at "
+                 "eps=5", context=context, origin=origin)
 
 
 def _scenario_2(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
@@ -297,12 +305,18 @@ def _scenario_2(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
     sheet.judged("fig4-equal-poor", at_least(len(others) - 1, parts),
                  "S2 non-private: equal factors are among the two worst assignments (their "
                  "final loss is above that of all other assignments but one)")
+    _private_2(sheet, runs, finals, setup)
+
+
+def _private_2(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
+               setup: PadpflSetup, suffix: str = "", lead: str = "",
+               origin: str = "paper") -> None:
     a, high = SCENARIOS["S2"].private_assignment, max(EPSILONS)
     verdict, context = private_claim(runs, finals, setup, "S2", (a, high), (EQUAL, high),
                                      "less")
-    sheet.judged("fig5-weighted-beats-equal", verdict,
-                 "S2 private at eps=20: p = (0, 2/75, 1/75) ends below equal factors",
-                 context=context)
+    sheet.judged("fig5-weighted-beats-equal" + suffix, verdict,
+                 lead + "S2 private at eps=20: p = (0, 2/75, 1/75) ends below equal factors",
+                 context=context, origin=origin)
 
 
 def _scenario_3(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
@@ -314,12 +328,18 @@ def _scenario_3(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
     sheet.judged("fig6-weight-on-large-clients", verdict,
                  "S3 non-private: the more weight on the clients with more data, the lower the "
                  "final loss (1-3-5 < 1-1-1 < 5-3-1)")
+    _private_3(sheet, runs, finals, setup)
+
+
+def _private_3(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
+               setup: PadpflSetup, suffix: str = "", lead: str = "",
+               origin: str = "paper") -> None:
     a, high = SCENARIOS["S3"].private_assignment, max(EPSILONS)
     verdict, context = private_claim(runs, finals, setup, "S3", (a, high), (EQUAL, high),
                                      "less")
-    sheet.judged("fig7-135-beats-equal-eps20", verdict,
-                 "S3 private at eps=20: 1:3:5 factors end below equal factors, although their "
-                 "aggregate noise is larger", context=context)
+    sheet.judged("fig7-135-beats-equal-eps20" + suffix, verdict,
+                 lead + "S3 private at eps=20: 1:3:5 factors end below equal factors, although "
+                 "their aggregate noise is larger", context=context, origin=origin)
 
 
 def _scenario_4(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
@@ -335,19 +355,25 @@ def _scenario_4(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
     sheet.judged("fig8-adaptive-best", verdict,
                  "S4 non-private: adaptive factors (heaviest on the slightly noisy part) give "
                  "the lowest final loss and the lowest mean loss over the rounds")
+    _private_4(sheet, runs, finals, setup)
+
+
+def _private_4(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
+               setup: PadpflSetup, suffix: str = "", lead: str = "",
+               origin: str = "paper") -> None:
     a, low, high = SCENARIOS["S4"].private_assignment, min(EPSILONS), max(EPSILONS)
     verdict, context = private_claim(runs, finals, setup, "S4", (a, high), (a, low), "less")
-    sheet.judged("fig9-eps20-below-eps5", verdict,
-                 "S4 private, adaptive factors: the final loss at eps=20 is below that at "
-                 "eps=5", context=context)
+    sheet.judged("fig9-eps20-below-eps5" + suffix, verdict,
+                 lead + "S4 private, adaptive factors: the final loss at eps=20 is below that "
+                 "at eps=5", context=context, origin=origin)
     start = start_loss(runs, "S4")
     parts = [(f"eps={e:g}", Comparison(LOSS, _label(a, e), "initial loss", "less",
                                        LOSS_MARGIN, LOSS_WHY)
               .judge(arm_values(finals, "S4", a, e, setup.rounds), start))
              for e in (low, high)]
-    sheet.judged("fig9-adaptive-converges", combine(parts),
-                 "S4 private, adaptive factors: the loss ends below its starting value at both "
-                 "epsilons", context=f"judged at R=T={setup.rounds}")
+    sheet.judged("fig9-adaptive-converges" + suffix, combine(parts),
+                 lead + "S4 private, adaptive factors: the loss ends below its starting value "
+                 "at both epsilons", context=f"judged at R=T={setup.rounds}", origin=origin)
 
 
 def evaluate(runs: pd.DataFrame, setup: PadpflSetup, scale: str) -> list[Claim]:
@@ -439,3 +465,191 @@ def accounting_note(table: pd.DataFrame) -> str:
         "Where all $T$ uploads are observed and $R<T$, the exact guarantee is much weaker "
         "than the $\\varepsilon$ the run is labelled with."
     )
+
+
+# --- The regime search -----------------------------------------------------------------
+
+def _point_text(point: dict[str, float]) -> str:
+    return (f"hidden width {int(point['hidden'])}, {int(point['local_steps'])} local steps, "
+            f"B = {point['clip']:g}")
+
+
+def regime_table(scored: pd.DataFrame, setup: PadpflSetup) -> pd.DataFrame:
+    """The search's points (one factor moved at a time, then the best values combined)
+    with their score: the mean final test accuracy of S1's three private runs at R = T
+    (first seed); the tier's own setting marked."""
+    table = scored.copy()
+    centre = (table["hidden"] == setup.hidden) & (table["local_steps"] == setup.local_steps) \
+        & (table["clip"] == setup.clip)
+    table.loc[centre, "stage"] = "the tier's setting"
+    return (table.rename(columns={"local_steps": "local steps", "clip": "B",
+                                  "score": "mean private test accuracy"})
+            .round(3).reset_index(drop=True))
+
+
+def _learns(values: pd.DataFrame, start: pd.Series, label: str) -> Verdict:
+    """Whether one private arm learns: its final loss a margin below the initial loss and
+    its final test accuracy above chance by more than :data:`studies.LEARNS_ACCURACY` minus
+    chance, each over the seeds."""
+    loss = values.set_index("seed")["train_loss"]
+    accuracy = values.set_index("seed")["test_accuracy"]
+    chance = pd.Series(CHANCE, index=accuracy.index)
+    return combine([
+        ("loss below its start", Comparison(LOSS, label, "initial loss", "less",
+                                            LOSS_MARGIN, LOSS_WHY).judge(loss, start)),
+        ("accuracy above chance", Comparison(
+            "final test accuracy", label, "chance", "greater",
+            studies.LEARNS_ACCURACY - CHANCE,
+            f"a run that learns reaches {studies.LEARNS_ACCURACY:g}, three times chance")
+         .judge(accuracy, chance)),
+    ])
+
+
+def regime_repeats_table(repeats: pd.DataFrame) -> pd.DataFrame:
+    """Per arm of the best point: final loss and test accuracy (mean and 95% interval over
+    the seeds) and the initial loss."""
+    last = repeats[repeats["round"] == repeats["round"].max()]
+    rows = []
+    for _, arm in last.groupby(["assignment", "epsilon"], dropna=False):
+        loss = estimate(arm.set_index("seed")["train_loss"])
+        accuracy = estimate(arm.set_index("seed")["test_accuracy"])
+        rows.append({"run": curve_label(arm.iloc[0]), "seeds": loss.n,
+                     "final loss": f"{loss.mean:.3f} [{loss.low:.3f}, {loss.high:.3f}]",
+                     "test accuracy": f"{accuracy.mean:.3f} [{accuracy.low:.3f}, "
+                                      f"{accuracy.high:.3f}]"})
+    start = estimate(start_loss(repeats, studies.REGIME_SCENARIO))
+    rows.append({"run": "initial model", "seeds": start.n,
+                 "final loss": f"{start.mean:.3f} [{start.low:.3f}, {start.high:.3f}]",
+                 "test accuracy": f"{CHANCE:g} (chance)"})
+    return pd.DataFrame(rows).set_index("run")
+
+
+def regime_claims(regime: pd.DataFrame, setup: PadpflSetup, best: dict[str, float],
+                  scale: str) -> list[Claim]:
+    """Companion findings of the search, judged on ``regime``, the private runs of every
+    scenario at the best point (R = T, the tier's seeds): whether the private runs of S1
+    learn there (per epsilon), and the private claims of Figures 3-9 judged again. The
+    paper's stated settings stay the main reading. ``repeats`` (the search's own three
+    seeds of the best point) is shown in :func:`regime_repeats_table`, not judged here."""
+    sheet = ClaimSheet("padpfl", scale)
+    s1 = regime[regime["scenario"] == studies.REGIME_SCENARIO]
+    last = s1[s1["round"] == s1["round"].max()]
+    start = start_loss(s1, studies.REGIME_SCENARIO)
+    where = _point_text(best)
+    for epsilon in sorted(EPSILONS):
+        arms = last[last["epsilon"] == epsilon]
+        parts = [(_label(a, epsilon), _learns(arm, start, _label(a, epsilon)))
+                 for a, arm in arms.groupby("assignment")]
+        sheet.judged(f"regime-private-learns-eps{epsilon:g}", combine(parts),
+                     f"Regime search: at the best point found ({where}), every private run of "
+                     f"S1 at eps={epsilon:g} and R = T ends a margin below its initial loss "
+                     f"with test accuracy above {studies.LEARNS_ACCURACY:g}",
+                     origin="companion")
+    at = studies.regime_setup(setup, best)
+    finals = final_losses(regime)
+    lead = f"In the searched regime ({where}; not the paper's settings): "
+    for private in (_private_1, _private_2, _private_3, _private_4):
+        private(sheet, regime, finals, at, suffix="-in-regime", lead=lead, origin="companion")
+    return sheet.claims
+
+
+# --- The equal-total-noise ablation ----------------------------------------------------
+
+ABLATION_ARMS = ("weighted", "uniform", "uniform at weighted noise", "weighted at uniform noise")
+
+
+def ablation_table(ablation: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario and arm: the factor on the paper's noise, the final loss and test
+    accuracy (mean and 95% interval over the seeds)."""
+    last = ablation[ablation["round"] == ablation["round"].max()]
+    rows = []
+    for (scenario, arm), runs in last.groupby(["scenario", "arm"]):
+        loss = estimate(runs.set_index("seed")["train_loss"])
+        accuracy = estimate(runs.set_index("seed")["test_accuracy"])
+        rows.append({"scenario": scenario, "arm": arm, "assignment": runs["assignment"].iloc[0],
+                     "noise factor": round(float(runs["noise_scale"].iloc[0]), 3),
+                     "seeds": loss.n,
+                     "final loss": f"{loss.mean:.3f} [{loss.low:.3f}, {loss.high:.3f}]",
+                     "test accuracy": f"{accuracy.mean:.3f} [{accuracy.low:.3f}, "
+                                      f"{accuracy.high:.3f}]"})
+    order = {a: i for i, a in enumerate(ABLATION_ARMS)}
+    table = pd.DataFrame(rows)
+    table = table.sort_values(["scenario", "arm"], key=lambda c: c.map(order)
+                              if c.name == "arm" else c)
+    return table.set_index(["scenario", "arm"])
+
+
+def _arm(ablation: pd.DataFrame, scenario: str, arm: str) -> pd.Series:
+    last = ablation[(ablation["round"] == ablation["round"].max())
+                    & (ablation["scenario"] == scenario) & (ablation["arm"] == arm)]
+    return last.set_index("seed")["train_loss"]
+
+
+def ablation_claims(ablation: pd.DataFrame, setup: PadpflSetup, scale: str) -> list[Claim]:
+    """Per scenario of the ablation, whether the chapter's explanation holds: under the
+    paper's noise the weighted run ends above the uniform one, and the gap shrinks by more
+    than the margin when the uniform run gets the weighted run's total noise. The evidence
+    also gives the comparison at equal total noise itself."""
+    sheet = ClaimSheet("padpfl", scale)
+    for scenario in studies.ABLATION_SCENARIOS:
+        trivial = initial_loss(ablation, scenario)
+        weighted = _arm(ablation, scenario, "weighted")
+        uniform = _arm(ablation, scenario, "uniform")
+        equal = _arm(ablation, scenario, "uniform at weighted noise")
+        gap = Comparison(LOSS, "weighted", "uniform", "greater", LOSS_MARGIN, LOSS_WHY)
+        shrinks = Comparison("weighted minus uniform in final loss", "at the paper's noise",
+                             "at equal total noise", "greater", LOSS_MARGIN, LOSS_WHY)
+        verdict = combine([
+            ("gap at the paper's noise", gap.judge(weighted, uniform, trivial=trivial)),
+            ("gap shrinks at equal total noise",
+             shrinks.judge(weighted - uniform, weighted - equal)),
+        ])
+        at_equal = Comparison(LOSS, "weighted", "uniform at weighted noise", "greater",
+                              LOSS_MARGIN, LOSS_WHY).judge(weighted, equal, trivial=trivial)
+        spec = SCENARIOS[scenario]
+        sheet.judged(
+            f"ablation-noise-explains-gap-{scenario}", verdict,
+            f"Ablation, {scenario} at eps={studies.ABLATION_EPSILON:g} and the small "
+            f"R={setup.small_exposures}: the weighted run ('{spec.private_assignment}') ends "
+            "above equal factors because its factors raise the total noise; with the uniform "
+            "run's noise raised to the same total, the gap shrinks",
+            context=f"weighted still above uniform at equal total noise: {at_equal.status} "
+                    f"({at_equal.brief})", origin="companion")
+    return sheet.claims
+
+
+# --- Repeats and size bounds -----------------------------------------------------------
+
+def repeats_table(runs: pd.DataFrame, setup: PadpflSetup, scale: str,
+                  first: int = 3) -> pd.DataFrame:
+    """Every claim's verdict over the first ``first`` seeds of ``runs`` and over all of
+    them, side by side (the same runs: only the number of repeats differs)."""
+    seeds = sorted(runs["seed"].unique())
+    few = evaluate(runs[runs["seed"].isin(seeds[:first])], setup, scale)
+    every = evaluate(runs, setup, scale)
+    return pd.DataFrame({
+        "claim": [c.claim_id for c in every],
+        f"over {min(first, len(seeds))} seeds": [c.status for c in few],
+        f"over {len(seeds)} seeds": [c.status for c in every],
+    }).set_index("claim")
+
+
+def bounds_table(setup: PadpflSetup) -> pd.DataFrame:
+    """The setup's sizes, the bound each is checked against when the setup is made
+    (:data:`fedlib.limits.LIMITS`, and the MNIST test set for the test examples), and this
+    build's value."""
+    from fedlib.limits import LIMITS
+    from fedlib.papers.padpfl.experiment import MNIST_TEST_SIZE
+
+    rows = [("rounds", "rounds", setup.rounds), ("local_steps", "local_steps",
+                                                 setup.local_steps),
+            ("hidden", "dim", setup.hidden), ("test_examples", "n_test", setup.test_examples),
+            ("seeds (their number)", "repeats", len(setup.seeds))]
+    table = pd.DataFrame([{"setting": name, "bound": f"{LIMITS[limit]:,}",
+                           "this build": f"{value:,}"} for name, limit, value in rows])
+    table.loc[table["setting"] == "test_examples", "bound"] = (
+        f"{MNIST_TEST_SIZE:,} (the MNIST test set)")
+    finite = pd.DataFrame([{"setting": name, "bound": "finite, > 0" if name != "mu"
+                            else "finite, >= 0", "this build": f"{getattr(setup, name):g}"}
+                           for name in ("lr", "mu", "clip")])
+    return pd.concat([table, finite], ignore_index=True).set_index("setting")

@@ -27,6 +27,7 @@ import torch
 from fedlib.checks import check_count, check_non_negative, check_positive, check_seed
 from fedlib.data import load_mnist
 from fedlib.data.corruption import salt_and_pepper
+from fedlib.limits import check_finite, check_size
 from fedlib.papers.padpfl.algorithm import LocalSolver, run_padpfl
 from fedlib.privacy.calibration import padpfl_client_sigma, padpfl_server_sigma
 from fedlib.sweeps import check_group, sweep
@@ -36,6 +37,7 @@ EXPERIMENT = "padpfl"
 DELTA = 0.01
 EPSILONS = (5.0, 20.0)
 EQUAL = "1-1-1"
+MNIST_TEST_SIZE = 10_000
 
 Phases = tuple[tuple[int, tuple[float, float, float]], ...]
 """An impact-factor assignment: (first round, ratios of parts 1-3) per phase."""
@@ -86,6 +88,15 @@ some of its curves)."""
 DENSITY_NAMES = {0.5: "severe", 0.2: "moderate", 0.05: "slight", 0.0: "clean"}
 
 
+def _bounded(value: int, name: str, limit: str) -> int:
+    """``value`` checked against the bound :data:`fedlib.limits.LIMITS` keeps for ``limit``,
+    the error naming the setup's argument ``name`` as well."""
+    try:
+        return check_size(value, limit)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+
+
 @dataclass(frozen=True)
 class PadpflSetup:
     """Size of a run tier and the inferred hyperparameters (all overridable).
@@ -108,17 +119,28 @@ class PadpflSetup:
     clip: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("rounds", "hidden", "client_divisor", "sample_divisor", "small_exposures",
-                     "test_examples", "local_steps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        check_size(self.rounds, "rounds")
+        check_size(self.local_steps, "local_steps")
+        _bounded(self.hidden, "hidden", "dim")
+        _bounded(self.test_examples, "test_examples", "n_test")
+        if self.test_examples > MNIST_TEST_SIZE:
+            raise ValueError(f"test_examples={self.test_examples:,} is more than the "
+                             f"{MNIST_TEST_SIZE:,} MNIST test images; pass at most "
+                             f"{MNIST_TEST_SIZE:,}")
+        for name in ("client_divisor", "sample_divisor", "small_exposures"):
+            check_count(getattr(self, name), name, minimum=1)
         if self.small_exposures > self.rounds:
             raise ValueError(f"small_exposures (R) must not exceed rounds (T), got "
                              f"R={self.small_exposures} > T={self.rounds}")
-        if not self.seeds or any(not isinstance(s, int) or s < 0 for s in self.seeds):
-            raise ValueError(f"seeds must be non-negative integers, got {self.seeds!r}")
-        self.solver()  # validates lr, mu, clip
+        if not isinstance(self.seeds, tuple) or not self.seeds:
+            raise ValueError(f"seeds must be a non-empty tuple of seeds, got {self.seeds!r}")
+        _bounded(len(self.seeds), "seeds (their number)", "repeats")
+        for s in self.seeds:
+            check_seed(s)
+        check_finite(self.lr, "lr", inclusive=False)
+        check_finite(self.mu, "mu")
+        check_finite(self.clip, "clip", inclusive=False)
+        self.solver()  # the solver's own checks
 
     def solver(self) -> LocalSolver:
         return LocalSolver(lr=self.lr, steps=self.local_steps, mu=self.mu, clip=self.clip)
@@ -132,7 +154,8 @@ TIERS: dict[str, PadpflSetup] = {
     # hidden layer is narrower than the inferred 128 of the paper tier.
     "quick": PadpflSetup(rounds=30, hidden=32, seeds=(0, 1, 2), client_divisor=1,
                          sample_divisor=1, small_exposures=3, test_examples=10_000),
-    "paper": PadpflSetup(rounds=30, hidden=128, seeds=(0, 1, 2), client_divisor=1,
+    # Five seeds: every comparing claim is judged over five paired repeats.
+    "paper": PadpflSetup(rounds=30, hidden=128, seeds=(0, 1, 2, 3, 4), client_divisor=1,
                          sample_divisor=1, small_exposures=3, test_examples=10_000),
 }
 
@@ -338,8 +361,15 @@ def configs(
     return [c for s in scenarios for c in _scenario_configs(s, setup, seeds)]
 
 
-BATCHED = ("assignment", "epsilon", "exposures")
+BATCHED = ("assignment", "epsilon", "exposures", "noise_scale")
 """Runs on the same clients (scenario, seed, tier) share one vectorized pass."""
+
+
+def noise_scale(config: dict[str, Any]) -> float:
+    """The factor on both noise levels of a run: its ``noise_scale`` field, 1 when absent
+    (the paper's noise). Ablations set it to compare runs at equal total noise."""
+    value = config.get("noise_scale", 1.0)
+    return check_finite(1.0 if value is None else value, "noise_scale")
 
 
 def noise_levels(
@@ -376,9 +406,10 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         impact = impact_factors(config["assignment"], data.parts, rounds)
         c, s = noise_levels(impact, min_m, config["epsilon"], config["exposures"],
                             config["clip"], config["delta"])
+        factor = noise_scale(config)
         impacts.append(impact)
-        sig_c.append(c)
-        sig_s.append(s)
+        sig_c.append(c * factor)
+        sig_s.append(s * factor)
     test_x, test_y = mnist_images("test")
     n_test = first["test_examples"]
     history = run_padpfl(
@@ -406,6 +437,7 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
             "test_accuracy": history.accuracy["test"][g],
             "client_sigma": sig_c[g],
             "server_sigma": np.concatenate([[0.0], sig_s[g]]),
+            "noise_scale": noise_scale(config),
         }))
     return tables
 

@@ -90,3 +90,33 @@ def corruption_grid(
     rows = [salt_and_pepper(sample, d, np.random.default_rng(1)) for d in densities]
     return image_grid(np.concatenate(rows),
                       [f"{DENSITY_NAMES[d]} ({d:g})" for d in densities], columns=columns)
+
+
+def ablation_figure(ablation: pd.DataFrame, arms: Sequence[str]) -> plt.Figure:
+    """Final training loss of the equal-total-noise ablation: one panel per scenario, one
+    bar per arm (in the order of ``arms``) with the 95% interval over the seeds, and the
+    initial loss as a dashed line."""
+    from fedlib.verdicts import estimate
+
+    scenarios = sorted(ablation["scenario"].unique())
+    last = ablation[ablation["round"] == ablation["round"].max()]
+    fig, axes = plt.subplots(1, len(scenarios), figsize=(4.2 * len(scenarios), 3.6),
+                             sharey=True, squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, scenario in zip(axes[0], scenarios, strict=True):
+        for i, arm in enumerate(arms):
+            values = last[(last["scenario"] == scenario) & (last["arm"] == arm)]
+            est = estimate(values.set_index("seed")["train_loss"])
+            ax.bar(i, est.mean, color=colors[i % len(colors)], label=arm,
+                   yerr=[[est.mean - est.low], [est.high - est.mean]], capsize=3)
+        start = ablation[(ablation["scenario"] == scenario) & (ablation["round"] == 0)]
+        ax.axhline(start["train_loss"].mean(), color="grey", ls="--", lw=1,
+                   label="initial loss")
+        ax.set_title(scenario)
+        ax.set_xticks([])
+    axes[0][0].set_ylabel("final training loss")
+    axes[0][0].set_ylim(bottom=min(0.0, float(last["train_loss"].min())))
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
