@@ -356,7 +356,7 @@ display(pad_claims.regime_repeats_table(repeats))
 # leave their initial loss, but not far (their loss ends clearly below its start,
 # yet the weighted run's test accuracy does not clear 0.3 beyond its interval, so
 # regime-private-learns-eps20 is inconclusive), and their accuracy stays well below
-# the non-private runs'; at $\varepsilon=5$ no point of the search learns
+# the non-private runs'; at $\varepsilon=5$ the runs at the best point do not learn
 # (regime-private-learns-eps5 fails). The search is small and one factor at a time,
 # so it finds no regime in which every private curve of the paper learns; it does
 # find one in which the $\varepsilon=20$ curves move. There, as a companion reading
