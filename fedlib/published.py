@@ -21,6 +21,11 @@ runs: the digest of every file of a runner module (``modules``), the runs comput
 together (``groups``, named by their first run) and the columns of a table (``schemas``,
 named by a digest). One run per line, so that a new export is a readable diff.
 
+A published run keeps the rows its experiment declares (:mod:`fedlib.published_rows`):
+where no figure or claim reads every row (PPSGD's synthetic runs, 300 iterations each),
+the export keeps the steps they read and the last, with the full run's values; the
+digest and the row count are those of the kept rows.
+
 Every name a manifest gives (tier, run key, group, schema, module, source file) is checked
 on read against what it can be, and so are its sections, fields and their types: a
 manifest that fails is refused with a :class:`PublishedStoreError` naming the file, the
@@ -65,6 +70,7 @@ import pyarrow.parquet as pq
 
 import fedlib
 from fedlib import paths
+from fedlib.published_rows import kept_rows
 from fedlib.sweeps import (
     RUN_KEY_LENGTH,
     DamagedRunError,
@@ -516,9 +522,13 @@ class PublishedStore:
         """Publish ``runs`` (key, table, provenance as :meth:`ResultStore.provenance`
         gives it) under ``tier``, replacing a published run of the same key; the tier's
         table and the manifest are each written atomically, under the experiment's lock.
-        Returns how many were new."""
+        Each run keeps the rows its experiment's rule keeps
+        (:func:`fedlib.published_rows.kept_rows`; every row without a rule), and its
+        digest is theirs. Returns how many were new."""
         if tier not in SCALES:
             raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
+        runs = [(key, kept_rows(self.experiment, run, provenance.get("config"), tier),
+                 provenance) for key, run, provenance in runs]
         with self._writing():
             manifest = self.manifest()
             runs = self._changed(tier, runs, manifest)
@@ -527,8 +537,9 @@ class PublishedStore:
             frame = self._frame_for_writing(tier)
             commit = commit_description()
             new = sum(key not in manifest["runs"] for key, _, _ in runs)
+            described: dict[str, dict[str, Any]] = {}  # per module, once per export
             for key, run, provenance in runs:
-                _enter(manifest, tier, key, run, provenance, commit)
+                _enter(manifest, tier, key, run, provenance, commit, described)
             _drop_unnamed(manifest)
             _check_before_writing(manifest)
             kept = frame[~frame["run_key"].isin([key for key, _, _ in runs])]
@@ -647,14 +658,19 @@ def _group_of(key: str, provenance: dict[str, Any]) -> list[str]:
 
 
 def _enter(manifest: dict[str, Any], tier: str, key: str, run: pd.DataFrame,
-           provenance: dict[str, Any], commit: str) -> None:
-    """Write the entry of one run (and what it shares with others) into ``manifest``."""
+           provenance: dict[str, Any], commit: str,
+           described: dict[str, dict[str, Any]] | None = None) -> None:
+    """Write the entry of one run (and what it shares with others) into ``manifest``
+    (``described``: the module entries already made by this export, reused)."""
     module = provenance["module"]
     if run_key(provenance["config"], module) != key:
         raise ValueError(f"run {key} was computed with other code or config than "
                          "the checkout's: it cannot be published as current")
-    manifest["modules"][module] = {"fingerprint": code_fingerprint(module),
-                                   "files": _file_digests(module)}
+    described = {} if described is None else described
+    if module not in described:
+        described[module] = {"fingerprint": code_fingerprint(module),
+                             "files": _file_digests(module)}
+    manifest["modules"][module] = described[module]
     group = _group_of(key, provenance)
     manifest["groups"][group[0]] = group
     columns = [[str(c), str(t)] for c, t in run.dtypes.items()]
