@@ -384,8 +384,8 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
                 f"{{doc}}`the quick-tier page <../{chapter}>`, which reruns in minutes.\n```")
     return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}. "
             f"Every figure, table and verdict on it is of the {scale} tier. The papers' own "
-            f"scale is {{doc}}`the paper tier <published/{chapter}>`, the chapter's first "
-            "page, rendered from the runs stored with the book.\n```")
+            f"scale is on the chapter's first page, {{doc}}`the paper tier "
+            f"<published/{chapter}>`.\n```")
 
 
 def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
