@@ -21,9 +21,12 @@ __all__ = ["DPFedAvgFineTune", "FineTuneParams", "LocalOnly", "LocalParams"]
 
 @dataclass(frozen=True)
 class LocalParams(Schedule):
-    """Local-only training: ``rounds x local_steps`` SGD steps on the client's own data."""
+    """Local-only training: ``rounds x local_steps`` SGD steps on the client's own data
+    (its grid varies the batch, through ``sample_rate``, where the others vary their own
+    parameter)."""
 
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({"lr": (0.1, 0.3, 1.0, 3.0)})
+    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
+        {"lr": (0.3, 1.0, 3.0), "sample_rate": (0.1, 0.3)})
 
 
 class LocalOnly(Method):
@@ -52,7 +55,7 @@ class FineTuneParams(Schedule):
 
     finetune_steps: int = 10
     GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
-        {"lr": (0.3, 1.0), "finetune_steps": (5, 25)})
+        {"lr": (0.3, 1.0, 3.0), "finetune_steps": (5, 25)})
 
     def __post_init__(self) -> None:
         super().__post_init__()

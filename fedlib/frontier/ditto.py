@@ -23,7 +23,8 @@ class DittoParams(Schedule):
     local only, 1: the global model)."""
 
     lam: float = 0.5
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({"lr": (0.3, 1.0), "lam": (0.1, 0.5)})
+    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
+        {"lr": (0.3, 1.0, 3.0), "lam": (0.1, 0.5)})
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -52,7 +52,7 @@ __all__ = [
     "tune",
 ]
 
-GRID_SIZE = 4
+GRID_SIZE = 6
 """Configurations in every method's declared grid (the same for all, a fair tuning)."""
 
 
@@ -91,7 +91,7 @@ class Schedule:
     lr: float = 1.0
 
     GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({})
-    """Two varied fields with two values each (or one with four): the declared grid."""
+    """The declared grid: field -> values, every combination taken (:data:`GRID_SIZE`)."""
 
     def __post_init__(self) -> None:
         check_count(self.rounds, "rounds", minimum=1)

@@ -27,9 +27,10 @@ class MultiTaskParams(Schedule):
     """``lam``: weight of the relationship regulariser ``lam/m tr(W Omega^-1 W^T)``;
     ``omega_every``: rounds between updates of Omega (the paper's inner rounds K)."""
 
-    lam: float = 0.01
+    lam: float = 0.001
     omega_every: int = 5
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({"lr": (0.3, 1.0), "lam": (0.01, 0.1)})
+    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
+        {"lr": (0.3, 1.0, 3.0), "lam": (0.001, 0.01)})
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -30,7 +30,7 @@ class PADPFLParams(Schedule):
     weight_power: float = 1.0
     client_noise_share: float = 0.5
     GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
-        {"lr": (0.3, 1.0), "weight_power": (0.0, 1.0)})
+        {"lr": (0.3, 1.0, 3.0), "weight_power": (0.0, 1.0)})
 
     def __post_init__(self) -> None:
         super().__post_init__()

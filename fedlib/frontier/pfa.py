@@ -31,7 +31,8 @@ class PFAParams(Schedule):
 
     k: int = 1
     public_fraction: float = 0.1
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({"lr": (0.3, 1.0), "k": (1, 3)})
+    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
+        {"lr": (0.3, 1.0, 3.0), "k": (1, 3)})
 
     def __post_init__(self) -> None:
         super().__post_init__()

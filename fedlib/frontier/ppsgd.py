@@ -23,7 +23,8 @@ class PPSGDParams(Schedule):
     """``alpha``: the personalisation level (the paper's alpha Q), > 0 and finite."""
 
     alpha: float = 1.0
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType({"lr": (0.3, 1.0), "alpha": (0.3, 3.0)})
+    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
+        {"lr": (0.3, 1.0, 3.0), "alpha": (0.3, 3.0)})
 
     def __post_init__(self) -> None:
         super().__post_init__()
