@@ -75,8 +75,8 @@ class ClientData:
         y = torch.zeros((c, n_max), dtype=torch.int64)
         mask = torch.zeros((c, n_max), dtype=DTYPE)
         for i, (xi, yi) in enumerate(zip(xs, ys, strict=True)):
-            x[i, : len(yi)] = torch.as_tensor(xi, dtype=DTYPE)
-            y[i, : len(yi)] = torch.as_tensor(yi, dtype=torch.int64)
+            x[i, : len(yi)] = torch.from_numpy(np.array(xi, dtype=np.float64))
+            y[i, : len(yi)] = torch.from_numpy(np.array(yi, dtype=np.int64))
             mask[i, : len(yi)] = 1.0
         x = with_bias(x) * mask.unsqueeze(-1)
         return cls(x, y, mask, mask.sum(dim=1))

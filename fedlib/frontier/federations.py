@@ -54,6 +54,8 @@ class Federation:
         Number of classes and of features.
     source
         Where the data came from, in words.
+
+    The arrays are made read-only: methods cache their padded copies per federation.
     """
 
     name: str
@@ -84,6 +86,8 @@ class Federation:
                 if y.min() < 0 or y.max() >= self.n_classes:
                     raise ValueError(f"{self.name}: client {i} {part} labels must lie in "
                                      f"[0, {self.n_classes}).")
+                x.setflags(write=False)
+                y.setflags(write=False)
 
     @property
     def n_clients(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -133,10 +134,15 @@ class Prepared:
 
     @classmethod
     def of(cls, federation: Federation) -> Prepared:
-        return cls(ClientData.pad(federation.x_train, federation.y_train),
-                   ClientData.pad(federation.x_val, federation.y_val),
-                   ClientData.pad(federation.x_test, federation.y_test),
-                   federation.n_classes)
+        """The padded tensors of ``federation``, built once per federation object (no
+        method writes into them)."""
+        if federation not in _PREPARED:
+            _PREPARED[federation] = cls(
+                ClientData.pad(federation.x_train, federation.y_train),
+                ClientData.pad(federation.x_val, federation.y_val),
+                ClientData.pad(federation.x_test, federation.y_test),
+                federation.n_classes)
+        return _PREPARED[federation]
 
     @property
     def n_clients(self) -> int:
@@ -149,6 +155,9 @@ class Prepared:
     def zeros(self, *lead: int) -> Tensor:
         """Zero model(s) of shape ``(*lead, D, K)``."""
         return torch.zeros((*lead, self.train.x.shape[-1], self.n_classes), dtype=torch.float64)
+
+
+_PREPARED: weakref.WeakKeyDictionary[Federation, Prepared] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
