@@ -121,6 +121,20 @@ _PAPER_CHANGES = {
     "fig8-pfa-best":
         _ONE_REPEAT.format(old="FAILS") + " (WeiAvg ahead on both: 0.748 against PFA's "
         "0.680 on LogR, 0.239 against 0.215 near chance on the CNN).",
+    "fig6b-random-projection-centred":
+        "A claim the chapter did not check before under this name: the old Figure 6b claim, "
+        "on the released code's centred pair; NOT-RUN at the paper tier (one repeat).",
+    "fig3-ordering-text":
+        "A claim the chapter did not check before (PFA as Algorithm 3 writes it): NOT-RUN at "
+        "the paper tier (one repeat).",
+    "fig3-ordering-authors-rdp-text":
+        "A claim the chapter did not check before (PFA as Algorithm 3 writes it at the "
+        "authors' defaults under RDP); the paper tier publishes one run of it (seed 10, "
+        "MixGauss2, their LogR: 0.825 against WeiAvg's 0.830 and the code's PFA's 0.774), "
+        "not the authors' three seeds.",
+    "fig3-ordering-tuned-lr":
+        "A claim the chapter did not check before (each method's rate from the paper's "
+        "grid): NOT-RUN at the paper tier, which runs no learning-rate grid.",
     "fig13-few-directions":
         _ONE_REPEAT.format(old="HOLDS") + "; restated: in its single run the rounds with "
         "two nonzero eigenvalues (the first) had the larger carrying 0.51 (LogR) and 0.54 "
@@ -176,7 +190,29 @@ _QUICK_CHANGES = {
     "fig6b-random-projection-poor":
         "Quick: HOLDS -> INCONCLUSIVE: seed 0 alone had the public subspace 3.0 points ahead "
         "at k=1 (0.703 against 0.673); over three seeds the difference is 0.095 [-0.26, "
-        "0.45], one seed's random subspace ending far below the others.",
+        "0.45], one seed's random subspace ending far below the others. Restated to the "
+        "paper's reading (the random subspace used linearly, where Algorithm 3 puts V_k): "
+        "INCONCLUSIVE -> FAILS: at k=1 the random subspace is ahead, public - random -0.019 "
+        "[-0.053, 0.014]; the centred pair, now fig6b-random-projection-centred, stays "
+        "INCONCLUSIVE (0.109 [-0.30, 0.52]).",
+    "fig6b-random-projection-centred":
+        "Quick: INCONCLUSIVE, as the centred pair was under the old claim: 0.109 [-0.30, "
+        "0.52], one seed's random subspace ending far below the others.",
+    "fig3-ordering-text":
+        "Quick: FAILS: on Fashion-MNIST-LogR the text's PFA is 1.4 points below WeiAvg "
+        "(-0.014 [-0.026, -0.002]); on MNIST-LogR it is inconclusive (0.011 [-0.11, 0.14]). "
+        "The code's PFA (fig3-ordering) is inconclusive on the same runs.",
+    "fig3-ordering-authors-rdp-text":
+        "Quick: FAILS: with our LogR on MixGauss1 WeiAvg is ahead of the text's PFA beyond "
+        "the margin (-0.034 [-0.056, -0.011]); the other three settings are inconclusive "
+        "(-0.018 to -0.085 on the mean). The code's PFA (fig3-ordering-authors-rdp) is "
+        "inconclusive on the same seeds; the text's form is 1.5 to 2.7 points above it, "
+        "each within its interval of zero.",
+    "fig3-ordering-tuned-lr":
+        "Quick: INCONCLUSIVE, as fig3-ordering with the shared rate: at the chosen rates "
+        "(0.05 for WeiAvg, PFA and PFA+, 0.025 for FedAvg and Minimum) PFA - WeiAvg is "
+        "0.005 [-0.049, 0.060] and PFA+ - WeiAvg -0.002 [-0.036, 0.033]; WeiAvg's leads over "
+        "FedAvg (0.143) and Minimum (0.198) hold.",
     "fig8-noniid-lower":
         "Quick: HOLDS, unchanged: over three seeds non-IID data lowers PFA by 0.085 [0.041, "
         "0.130] with LogR and 0.161 [0.037, 0.286] with the CNN.",
