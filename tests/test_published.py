@@ -263,7 +263,8 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
     page = nbformat.read(str(tmp_path / "out.ipynb"), as_version=4)
     heading = page.cells[0].source
     assert heading.startswith("# A toy chapter: the paper tier\n")
-    assert "executed at the **paper tier** from stored runs" in heading
+    assert "**This page is the paper tier**: the papers' own scale, rendered from stored " \
+           "runs" in heading
     assert "{numref}`paper-fig-toy`; fig-toy-other is" in heading
     assert ":name: paper-fig-toy\n" in heading
 
