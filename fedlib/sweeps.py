@@ -524,6 +524,8 @@ def sweep(
     """
     store = store or ResultStore(experiment)
     configs = [dict(c) for c in configs]
+    if not configs:  # e.g. a figure with no runs at this tier: nothing to run or read
+        return pd.DataFrame({"run_key": pd.Series(dtype=object)})
     module = getattr(runner, "__module__", None)
     keys = [run_key(c, module) for c in configs]
     if len(set(keys)) != len(keys):

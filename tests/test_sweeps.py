@@ -67,6 +67,15 @@ def test_sweep_computes_once_then_reads_the_cache(log: Path) -> None:
     assert list(more["y"]) == [0, 1, 4, 9, 16, 49]
 
 
+def test_a_sweep_of_no_runs_is_an_empty_table(log: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    for compute in ("1", "0"):  # also where only stored runs may be read
+        monkeypatch.setenv("FEDLIB_COMPUTE", compute)
+        runs = sweep("toy", [], square_runner, max_group_size=0, workers=1, progress=False)
+        assert runs.empty and list(runs.columns) == ["run_key"]
+    assert calls(log) == []
+
+
 def test_grouping_batches_runs_sharing_a_key(log: Path) -> None:
     configs = [{"x": x, "seed": x % 2} for x in range(7)]
     sweep("grouped", configs, square_runner, batched=("x",), max_group_size=3,
