@@ -30,22 +30,22 @@ def _run_table(last: int, first: int = 1) -> pd.DataFrame:
 @pytest.mark.parametrize("last", [300, 257, 40])
 def test_a_thinned_run_keeps_the_declared_steps_the_read_ones_and_the_last(last: int) -> None:
     full = _run_table(last)
-    thinned = paper_tier.SYNTHETIC_ROWS.thin(full)
+    thinned = claims.SYNTHETIC_ROWS.thin(full)
     kept = set(thinned["iteration"])
-    assert kept == paper_tier.curve_iterations(last) | {last}
-    assert paper_tier.claim_iterations(last) <= kept and last in kept
+    assert kept == claims.curve_iterations(last) | {last}
+    assert claims.claim_iterations(last) <= kept and last in kept
     if last >= 100:
         assert len(thinned) < len(full) / 3  # the grid does thin
     # The kept rows are the full run's rows, values and order unchanged.
     expected = full[full["iteration"].isin(kept)].reset_index(drop=True)
     pd.testing.assert_frame_equal(thinned, expected)
     # Thinning again keeps them all (a published run exported again is the same).
-    pd.testing.assert_frame_equal(paper_tier.SYNTHETIC_ROWS.thin(thinned), thinned)
+    pd.testing.assert_frame_equal(claims.SYNTHETIC_ROWS.thin(thinned), thinned)
 
 
 def test_the_claims_read_iterations_t_over_30_t_over_2_200_and_t() -> None:
-    assert paper_tier.claim_iterations(300) == {10, 150, 200, 300}
-    assert paper_tier.claim_iterations(120) == {4, 60, 120}
+    assert claims.claim_iterations(300) == {10, 150, 200, 300}
+    assert claims.claim_iterations(120) == {4, 60, 120}
 
 
 def test_a_rule_that_would_drop_a_claim_read_step_is_refused_naming_it() -> None:
@@ -58,7 +58,7 @@ def test_a_rule_that_would_drop_a_claim_read_step_is_refused_naming_it() -> None
 
 
 def test_runs_a_reader_walks_step_by_step_keep_every_row() -> None:
-    walked = replace(paper_tier.SYNTHETIC_ROWS,
+    walked = replace(claims.SYNTHETIC_ROWS,
                      whole=lambda config, tier: config["noise_multiplier"] == 1000.0)
     full = _run_table(300)
     pd.testing.assert_frame_equal(walked.thin(full, {"noise_multiplier": 1000.0}, "paper"),
@@ -75,19 +75,19 @@ def test_the_settings_sweep_runs_at_its_largest_noise_level_are_kept_whole() -> 
                       and c["clip"] == 0.1)
     other_step = next(c for c in grid_1a if c["noise_multiplier"] == 1000.0
                       and c["clip"] == 1.0 and c["step"] == 0.01)
-    assert paper_tier.walked_step_by_step(loud, "paper")
-    assert paper_tier.walked_step_by_step(loud, "quick")
-    assert not paper_tier.walked_step_by_step(quiet, "paper")
-    assert not paper_tier.walked_step_by_step(other_clip, "paper")  # a panel it does not run
+    assert claims.walked_step_by_step(loud, "paper")
+    assert claims.walked_step_by_step(loud, "quick")
+    assert not claims.walked_step_by_step(quiet, "paper")
+    assert not claims.walked_step_by_step(other_clip, "paper")  # a panel it does not run
     # A step size the sweep does not run, in a panel it walks: kept whole too (the best
     # over step sizes at an iteration is taken over every step or none).
-    assert paper_tier.walked_step_by_step(other_step, "paper")
+    assert claims.walked_step_by_step(other_step, "paper")
     # As the manifest writes a config (non-finite floats as text), the same answer.
-    assert paper_tier.walked_step_by_step(sweeps._canonical(loud), "paper")
+    assert claims.walked_step_by_step(sweeps._canonical(loud), "paper")
 
 
 def test_tables_the_rule_cannot_read_are_refused() -> None:
-    rule = paper_tier.SYNTHETIC_ROWS
+    rule = claims.SYNTHETIC_ROWS
     with pytest.raises(KeptRowsError, match="no 'iteration' column"):
         rule.thin(pd.DataFrame({"round": [1, 2]}))
     with pytest.raises(KeptRowsError, match="not steps"):
@@ -200,15 +200,15 @@ def test_the_ppsgd_claims_read_from_thinned_runs_are_those_of_the_full_runs(
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
     smoke = experiment.tier("smoke")
     setup = replace(smoke, synthetic=replace(smoke.synthetic, iterations=300))
-    monkeypatch.setattr(paper_tier, "settings_setup",
+    monkeypatch.setattr(claims, "settings_setup",
                         lambda scale: setup if scale == "smoke" else experiment.tier(scale))
-    paper_tier._walked_panels.cache_clear()
+    claims._walked_panels.cache_clear()
     try:
         runs_1a = experiment.run(setup, 0, figure="1a", workers=1, progress=False)
         settings = experiment.run_settings(setup, 0, workers=1, progress=False)
         thin_1a, thin_settings = _thinned(runs_1a, "smoke"), _thinned(settings, "smoke")
     finally:
-        paper_tier._walked_panels.cache_clear()
+        claims._walked_panels.cache_clear()
     assert len(thin_1a) < len(runs_1a) / 3 and len(thin_settings) < len(settings)
     # Each kept row is the full run's row.
     merged = thin_1a.merge(runs_1a, on=["run_key", "iteration"], suffixes=("", "_full"))
