@@ -371,7 +371,7 @@ def run_parts(run: Callable[[tuple[str, ...]], pd.DataFrame], parts: Sequence[st
             frames.append(run((part,)))
         except MissingRunsError as error:
             left_out[part] = str(error).split(". ", 1)[0]
-    if not frames:
+    if left_out and not any(len(frame) for frame in frames):  # nothing stored to show
         raise MissingRunsError(f"no part of {', '.join(parts)} has all its runs stored: "
                                + "; ".join(f"{p}: {why}" for p, why in left_out.items()))
     return pd.concat(frames, ignore_index=True), left_out

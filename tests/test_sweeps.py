@@ -348,6 +348,12 @@ def test_run_parts_renders_the_stored_parts_and_says_which_are_not(
     assert asked == [("a",), ("b",), ("c",)] and len(calls(log)) == computed
     with sweeps.stored_only(), pytest.raises(sweeps.MissingRunsError, match="b: 1 of 1"):
         sweeps.run_parts(run, ["b"])
+    parts["none"] = []  # a part with no runs at this tier shows nothing by itself
+    with sweeps.stored_only(), pytest.raises(sweeps.MissingRunsError, match="b: 1 of 1"):
+        sweeps.run_parts(run, ["b", "none"])
+    with sweeps.stored_only():
+        runs, left_out = sweeps.run_parts(run, ["a", "none"])
+    assert sorted(runs["x"]) == [1, 2] and left_out == {}
     asked.clear()
     runs, left_out = sweeps.run_parts(run, ["a", "b", "c"])  # computing: one call
     assert asked == [("a", "b", "c")] and left_out == {}
