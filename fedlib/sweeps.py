@@ -371,10 +371,13 @@ def run_parts(run: Callable[[tuple[str, ...]], pd.DataFrame], parts: Sequence[st
             frames.append(run((part,)))
         except MissingRunsError as error:
             left_out[part] = str(error).split(". ", 1)[0]
-    if left_out and not any(len(frame) for frame in frames):  # nothing stored to show
+    # A part with no runs at this tier adds nothing (and, empty, would turn the integer
+    # columns of the others to floats).
+    shown = [frame for frame in frames if len(frame)]
+    if left_out and not shown:
         raise MissingRunsError(f"no part of {', '.join(parts)} has all its runs stored: "
                                + "; ".join(f"{p}: {why}" for p, why in left_out.items()))
-    return pd.concat(frames, ignore_index=True), left_out
+    return pd.concat(shown or frames, ignore_index=True), left_out
 
 
 _SWEPT: ContextVar[dict[str, list[str]] | None] = ContextVar("fedlib_swept", default=None)

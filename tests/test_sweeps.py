@@ -354,6 +354,7 @@ def test_run_parts_renders_the_stored_parts_and_says_which_are_not(
     with sweeps.stored_only():
         runs, left_out = sweeps.run_parts(run, ["a", "none"])
     assert sorted(runs["x"]) == [1, 2] and left_out == {}
+    assert runs["x"].dtype == "int64"  # the empty part turns no integer into a float
     asked.clear()
     runs, left_out = sweeps.run_parts(run, ["a", "b", "c"])  # computing: one call
     assert asked == [("a", "b", "c")] and left_out == {}
