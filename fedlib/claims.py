@@ -255,7 +255,9 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
     if stray:
         problems.append(f"stray claims files {', '.join(stray)}: only <paper>.json files "
                         "belong in the claims folder; remove the others")
-    missing = [paper for paper in PAPERS if not (folder / f"{paper}.json").is_file()]
+    unstored = _unstored_tier_claims(folder)
+    missing = [paper for paper in PAPERS
+               if not (folder / f"{paper}.json").is_file() and paper not in unstored]
     if missing:
         problems.append(f"no claims from {', '.join(missing)}: run `make rebuild-all` "
                         "(or those notebooks) first")
@@ -263,6 +265,7 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
     for paper in PAPERS:
         path = folder / f"{paper}.json"
         if not path.is_file():
+            claims.extend(unstored.get(paper, []))
             continue
         try:
             found = load_claims(path)
@@ -298,6 +301,42 @@ STORED_TIER = "paper"
 """The tier a build renders from stored (cached and published) runs beside its own."""
 STORED_FOLDER = "published"
 """Sub-folder of the claims folder with the claims of :data:`STORED_TIER`."""
+
+
+def _unstored_tier_claims(folder: Path) -> dict[str, list[Claim]]:
+    """Per paper whose runs at the build's tier are not all stored (a site rendered from
+    stored runs: ``<paper>.missing`` in place of its claims file) but whose
+    :data:`STORED_TIER` claims were rendered: those claims, each as NOT-RUN at the
+    build's tier (taken from the other papers' claims, else ``quick``), saying why, so
+    that the scorecard still lists the paper with the same claims at both tiers."""
+    stored = Path(folder) / STORED_FOLDER
+    markers = {paper: folder / f"{paper}.missing" for paper in PAPERS
+               if not (folder / f"{paper}.json").is_file()
+               and (folder / f"{paper}.missing").is_file()
+               and (stored / f"{paper}.json").is_file()}
+    if not markers:
+        return {}
+    tiers = set()
+    for paper in PAPERS:
+        path = folder / f"{paper}.json"
+        if path.is_file():
+            try:
+                tiers |= {c.scale for c in load_claims(path)}
+            except ScorecardError:
+                continue
+    tier = tiers.pop() if len(tiers) == 1 else "quick"
+    found: dict[str, list[Claim]] = {}
+    for paper, marker in markers.items():
+        try:
+            at_stored = load_claims(stored / f"{paper}.json")
+        except ScorecardError:
+            continue
+        reason = f"the {tier} tier's runs are not all stored: {marker.read_text().strip()}"
+        found[paper] = [Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
+                              text=c.text, evidence=reason, paper_value=c.paper_value,
+                              scale=tier, origin=c.origin, restated=c.restated)
+                        for c in at_stored if c.paper == paper]
+    return found
 
 
 def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:

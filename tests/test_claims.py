@@ -393,3 +393,31 @@ def test_a_finding_stays_a_finding_at_a_tier_that_was_not_rendered(tmp_path) -> 
     stored = stored_tier_claims(tmp_path, mine.claims)
     assert [(c.claim_id, c.origin, c.restated) for c in stored] == [
         ("derived", "companion", "was: x"), ("stated", "paper", "")]
+
+
+def test_a_chapter_whose_own_tier_is_not_stored_is_listed_from_its_stored_tier(
+        tmp_path) -> None:
+    from fedlib.claims import stored_tier_claims
+
+    _every_paper(tmp_path)
+    (tmp_path / "pfa.json").unlink()
+    (tmp_path / "pfa.missing").write_text("243 of 387 runs of pfa-heterogeneous are neither "
+                                          "cached nor published\n")
+    with pytest.raises(ScorecardError, match="no claims from pfa"):
+        checked_claims(tmp_path)  # nothing stored at either tier: nothing to list
+    published = tmp_path / "published"
+    published.mkdir()
+    sheet = ClaimSheet("pfa", "paper")
+    _put(sheet, "a", False, "pfa first claim", "0.5 at the paper's scale")
+    _put(sheet, "d", True, "pfa fourth claim", "4.0")
+    write_claims(published / "pfa.json", sheet.claims)
+    claims = checked_claims(tmp_path)
+    pfa_quick = [c for c in claims if c.paper == "pfa"]
+    assert [(c.claim_id, c.scale, c.status) for c in pfa_quick] == [
+        ("a", "quick", "NOT-RUN"), ("d", "quick", "NOT-RUN")]
+    assert pfa_quick[0].evidence == (
+        "the quick tier's runs are not all stored: 243 of 387 runs of pfa-heterogeneous are "
+        "neither cached nor published")
+    both = claims + stored_tier_claims(tmp_path, claims)
+    pfa_paper = {c.claim_id: c.status for c in both if c.paper == "pfa" and c.scale == "paper"}
+    assert pfa_paper == {"a": "FAILS", "d": "HOLDS"}
