@@ -196,7 +196,8 @@ glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop if best_drop is n
 #
 # Figure 2 (Hu et al. 2020), reproduced. Primal objective against rounds (all inner rounds of all
 # outer rounds), private ($\varepsilon=8$) and non-private, mean over repeats with the range as a
-# band: (a) homogeneous devices, (b) $\tau=0.5$, (c) $\tau=0.5$ and $P_{drop}=0.2$. Log scale.
+# band: (a) homogeneous devices, (b) $\tau=0.5$, (c) $\tau=0.5$ and $P_{drop}=0.2$ (the panels
+# this tier runs; see {ref}`its grid <hu2020-paper-grid>`). Log scale.
 # Also drawn, not in the paper: the private solver with its noisy dual variables projected back
 # onto their box (see below).
 # ```
@@ -239,7 +240,7 @@ glue_figure("hu2020_fig5", hu_figures.figure_5(fig5, best_drop if best_drop is n
 # must reproduce the non-private solver).
 
 # %%
-probe_points = hu_claims.probe_points(probe, setup, lam)
+probe_points = hu_claims.probe_points(probe, setup, lam, runs)
 glue_figure("hu2020_probe", hu_figures.probe_figure(probe_points, base.majority_error))
 display(hu_claims.probe_table(probe_points, base).round(4))
 probe_claims = hu_claims.evaluate_probe(probe, runs, setup, lam, chapter.scale, base)
@@ -284,7 +285,7 @@ display(Markdown(f"**{continuity[0].status}**: {continuity[0].evidence}"))
 # round:
 
 # %%
-private_main = hu_claims.probe_runs(probe)
+private_main = hu_claims.probe_runs(probe, runs)
 private_main = private_main[private_main["epsilon"].notna() & (private_main["lam"] == lam)
                             & (private_main["n_min"] == setup.n_min)]
 display(hu_claims.noise_against_signal(
@@ -322,7 +323,9 @@ show_claims(claims)
 # before, on the same runs, and the claims restated:
 
 # %%
-display(Markdown(verdict_changes(claims, hu_claims.VERDICT_CHANGES)))
+ids = {c.claim_id for c in claims}
+display(Markdown(verdict_changes(claims, {k: v for k, v in hu_claims.VERDICT_CHANGES.items()
+                                          if k in ids})))
 
 # %% [markdown]
 # ## Quick and paper tiers

@@ -141,3 +141,11 @@ def test_every_error_figure_draws_the_majority_class() -> None:
     assert [len(_line_labels(f)) for f in figures] == [2, 1, 1]
     assert all(label == "majority class (0.172)" for f in figures for label in _line_labels(f))
     assert _line_labels(hu_figures.figures_3_and_4(last)) == []
+
+
+def test_the_probe_notes_name_claims_the_probe_makes() -> None:
+    ids = {c.claim_id for c in hu_claims.evaluate_probe(_probe(), _plain(), SETUP, LAM,
+                                                        "quick", BASE)}
+    probe_notes = {k for k in hu_claims.VERDICT_CHANGES
+                   if k.startswith(("probe-", "continuity-"))}
+    assert probe_notes and probe_notes <= ids
