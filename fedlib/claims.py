@@ -664,6 +664,10 @@ _FILTER_SCRIPT = """<script>
       if (section.contains(form) || !section.querySelector("div.claim")) { return; }
       section.hidden = !section.querySelector("div.claim:not([hidden])");
     });
+    if (paper || status || tier) {
+      Array.prototype.forEach.call(document.querySelectorAll("details.companion-findings"),
+        function (group) { group.open = !!group.querySelector("div.claim:not([hidden])"); });
+    }
     count.textContent = shown + " of " + rows.length + " claims shown";
   }
   form.hidden = false;
@@ -678,7 +682,8 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
     """The scorecard as a MyST page: what the statuses mean, the counts and their figure,
     a filter (paper, status, tier), then per paper one compact row per claim (the claim,
     a badge per tier, the deciding number with its interval, a link to where the chapter
-    shows it, the evidence folded), the companion's own findings after the papers'."""
+    shows it, the evidence folded), the companion's own findings after the papers', folded
+    under their own heading (the filter unfolds them when it is set)."""
     from fedlib.papers import PAPERS as ENTRIES
 
     lines = [
@@ -696,14 +701,15 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
             "</dd></div>" for s, meaning in STATUS_MEANINGS.items()) + "</dl>",
         "",
         "The tallies count the papers' claims only, the same set at every tier (the "
-        f"companion's own findings are listed apart under each paper): **{summary(claims)}.**",
+        "companion's own findings are listed apart under each paper, folded: click their "
+        f"heading): **{summary(claims)}.**",
         "",
     ]
     if not claims:
         lines.append("No chapter has written claims yet.")
         return "\n".join(lines) + "\n"
     lines += ["```{figure} scorecard_summary.png", ":name: fig-scorecard-summary",
-              ":alt: the papers' claims per status, per paper and tier", ":width: 50%", "",
+              ":alt: the papers' claims per status, per paper and tier", ":width: 40%", "",
               "The papers' claims per paper and tier, by status.", "```", "",
               _filter_form(claims), ""]
     for entry in ENTRIES:
@@ -720,14 +726,14 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
                   f"*{entry.title}*. {counts}"
                   + (f"; {flips} verdict(s) flip between tiers" if flips else "")
                   + f" ([chapter]({entry.id}.ipynb)).", ""]
-        rows = []
-        for origin, heading in (("paper", ""), ("companion", "Findings of the companion "
-                                                             "(not tallied)")):
-            chosen = [g for g in groups if g[0].origin == origin]
-            if chosen and heading:
-                rows.append(f'<p class="scorecard-group">{heading}</p>')
-            rows += [_claim_row(g, f"{entry.id}.html#{claim_anchor(g[0], labels)}")
-                     for g in chosen]
+        hrefs = {id(g): f"{entry.id}.html#{claim_anchor(g[0], labels)}" for g in groups}
+        rows = [_claim_row(g, hrefs[id(g)]) for g in groups if g[0].origin == "paper"]
+        own = [g for g in groups if g[0].origin == "companion"]
+        if own:
+            # folded: the landing page states them; the filter unfolds them when it is set
+            rows += ['<details class="companion-findings"><summary class="scorecard-group">'
+                     f"Findings of the companion ({len(own)}, not tallied)</summary>",
+                     *(_claim_row(g, hrefs[id(g)]) for g in own), "</details>"]
         lines += ['<div class="scorecard">', *rows, "</div>", ""]
     lines.append(_FILTER_SCRIPT)
     return "\n".join(lines) + "\n"

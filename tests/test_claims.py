@@ -303,8 +303,12 @@ def test_the_tallies_count_the_papers_claims_only_the_same_set_at_every_tier(tmp
                         "(not tallied)")
     assert "pfa mine quick HOLDS [companion finding] derived here" in text
     page = scorecard_markdown(claims)
-    findings = page.index('<p class="scorecard-group">Findings of the companion (not tallied)')
+    findings = page.index('<details class="companion-findings"><summary class="scorecard-group">'
+                          "Findings of the companion (1, not tallied)</summary>")
     assert page.index('id="claim-pfa-mine"') > findings > page.index('id="claim-pfa-a"')
+    # folded under their heading: the finding's row sits inside that closed <details>
+    mine = page.index('id="claim-pfa-mine"')
+    assert page.index("</div>\n</details>\n</div>", mine) > mine
     summary_figure(claims, tmp_path / "s.png")
     import pandas as pd
 

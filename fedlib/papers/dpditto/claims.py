@@ -1003,11 +1003,15 @@ def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
     panel = LAMBDA_PANEL
     context = _context(panel, used, "the method comparison and the lambda grid")
     sheet = ClaimSheet(PAPER, scale)
+    # The companion's readings: the paper states these claims at budgets its surviving
+    # text does not give, and eps=1 is this companion's choice, so they are findings of the
+    # companion beside the paper's own claims, not tallied with them.
     for claim_id, text, judge, source in _low_specs(panel, used, setup.compare_epsilons):
         if runs is None:
-            sheet.not_run(claim_id, text, not_run, paper_value=source)
+            sheet.not_run(claim_id, text, not_run, paper_value=source, origin="companion")
             continue
-        sheet.judged(claim_id, judge(runs), text, paper_value=source, context=context)
+        sheet.judged(claim_id, judge(runs), text, paper_value=source, context=context,
+                     origin="companion")
     return sheet.claims
 
 
