@@ -280,10 +280,10 @@ if not {"fig3", "authors"} & set(left_out):
 # ```{glue:figure} pfa_text_projection
 # :name: fig-pfa-text-projection
 #
-# Not in the paper. Final accuracy of WeiAvg, of PFA as the released code computes it and
-# of PFA as Algorithm 3 writes it, at Figure 3's four panels (MixGauss1) and at the authors' defaults under RDP (both
-# models, both budget files): bars are means over seeds, dots single seeds. The table gives the
-# means and the paired differences with their 95% intervals.
+# Not in the paper. Final accuracy of WeiAvg, of PFA as the released code computes it and of PFA
+# as Algorithm 3 writes it, at Figure 3's four panels (MixGauss1) and at the authors' defaults
+# under RDP (both models, both budget files): bars are means over seeds, dots single seeds. The
+# table gives the means and the paired differences with their 95% intervals.
 # ```
 
 # %% [markdown]
@@ -329,10 +329,10 @@ if not validation.empty:
 # ```{glue:figure} pfa_lr_grid
 # :name: fig-pfa-lr-grid
 #
-# Not in the paper. Final validation accuracy (mean of the last three evaluations,
-# averaged over three seeds) of every method on MNIST-LogR with MixGauss1 budgets, against the learning rate of the paper's
-# grid; each method's chosen rate is circled. The table gives the same means, the chosen rate
-# and the test accuracy at it.
+# Not in the paper. Final validation accuracy (mean of the last three evaluations, averaged over
+# three seeds) of every method on MNIST-LogR with MixGauss1 budgets, against the learning rate of
+# the paper's grid; each method's chosen rate is circled. The table gives the same means, the
+# chosen rate and the test accuracy at it.
 # ```
 
 # %% [markdown]
