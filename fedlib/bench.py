@@ -16,7 +16,11 @@ Workloads (``--only`` picks some):
   the per-client plain-torch loop of :mod:`fedlib.nn.dpsgd_reference` (the LSTM has
   no Opacus loop: Opacus has no per-example rule for its parameters): examples per
   second (timed in turns in one process) and peak resident memory (one run per
-  variant in a fresh process).
+  variant in a fresh process). A ``ceiling`` line gives the ratio the engine would
+  reach were everything but its Gaussian noise (M*P values per step, drawn in any
+  case) as cheap as the non-private step: non-private time / (non-private time +
+  the time of the noise alone). Where non-private training already runs the
+  CPU's matrix units near their peak, the engine cannot pass it by much.
   The engine is also timed, in a fresh process of its own, with the opposite
   of its default choice about the helper thread that prepares the next step
   (see :func:`fedlib.nn.dpsgd.spare_core`): once that thread has run, every
@@ -169,6 +173,24 @@ def _dpsgd_runner(variant: str, problem, n_clients: int) -> Callable[[], object]
     return lambda: loop(model, None, *data, _DPSGD_LR, _DPSGD_CLIP, nm[:n_clients], gen)
 
 
+def _noise_runner(problem, n_clients: int, steps: int) -> Callable[[], object]:
+    """The Gaussian noise of a workload alone, drawn as the engine draws it: one
+    (M, P) buffer per local step, each client from its own generator."""
+    from fedlib.nn.dpsgd import _client_generators, _draw_noise
+
+    model, _, _, _, nm = problem
+    size = sum(p.numel() for p in model.parameters())
+    noise = torch.empty(n_clients, size)
+
+    def draw() -> None:
+        generators = _client_generators(torch.Generator().manual_seed(2), nm[:n_clients],
+                                        noise.device)
+        for _ in range(steps):
+            _draw_noise(noise, generators)
+
+    return draw
+
+
 def non_private_training(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
                          batches: torch.Tensor, lr: float) -> torch.nn.Module:
     """The non-private cost of a DP-SGD workload: one copy of ``model`` trained with one
@@ -280,7 +302,9 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
             _dpsgd_runner(loop, problem, 1)()
         runs["engine"]()
         runs["non-private"]()
+        runs["noise only"] = _noise_runner(problem, clients, steps)
         times = _interleaved_best_times(runs, repeats)
+        noise_seconds = times.pop("noise only")
         used_threads = torch.get_num_threads()
     finally:
         torch.set_num_threads(saved_threads)
@@ -315,6 +339,13 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     for baseline in variants[1:]:
         ratios[baseline] = rates["engine"] / rates[baseline]
         print(f"ratio {name} engine/{baseline} {ratios[baseline]:.2f}")
+    # DP-SGD draws M*P Gaussian values per step whatever else it does: were the rest
+    # as cheap as the non-private step, the ratio would be this.
+    ceiling = times["non-private"] / (times["non-private"] + noise_seconds)
+    values = counts["engine"] * steps * sum(p.numel() for p in problem[0].parameters())
+    print(f"  (noise alone, as the engine draws it: {noise_seconds:.3f} s/run, "
+          f"{values / noise_seconds / 1e6:.0f} million values/s)")
+    print(f"ceiling {name} engine/non-private {ceiling:.2f}")
     print(f"memory {name} engine {memory['engine']['peak_mb']:.0f} MB non-private "
           f"{memory['non-private']['peak_mb']:.0f} MB")
     return ratios

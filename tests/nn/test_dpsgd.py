@@ -290,6 +290,32 @@ def test_noise_is_reproducible_and_independent_of_prefetch():
     assert max_abs_diff(runs[0], other) > 0
 
 
+def test_noise_does_not_depend_on_the_threads_that_draw_it(monkeypatch):
+    """Each client's noise is a stream of its own: drawn on one thread or split over
+    several (as many as torch's intra-op threads), the result is the same."""
+    import fedlib.nn.dpsgd as engine
+
+    monkeypatch.setattr(engine, "_THREADED_NOISE", 0)  # threads even for a small model
+    model = PfaCNN()
+    x, y = make_clients(5, 20, seed=2, dtype=torch.float32)
+    batches = draw_batches(5, 20, 2, 4, torch.Generator().manual_seed(3))
+    nm = torch.tensor([1.0, 0.0, 2.0, 0.5, 3.0])
+    saved = torch.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            runs.append(local_dpsgd(model, None, x, y, batches, 0.1, 1.0, nm,
+                                    torch.Generator().manual_seed(4), prefetch=False))
+    finally:
+        torch.set_num_threads(saved)
+    # The products may differ in their last bits with the threads; the noise is far larger.
+    assert max_abs_diff(runs[0], runs[1]) < 1e-5
+    assert max_abs_diff(runs[0], runs[2]) < 1e-5
+    clean = local_dpsgd(model, None, x, y, batches, 0.1, 1.0, torch.zeros(5), prefetch=False)
+    assert max_abs_diff(runs[0], clean) > 1e-3
+
+
 def test_each_block_of_clients_draws_the_noise_of_its_own_generator():
     """With one generator per block, a block's result is that of a call with the block
     alone and its generator; a block without noise draws nothing from its generator."""
