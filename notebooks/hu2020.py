@@ -53,6 +53,7 @@ from fedlib.papers.hu2020 import experiment as hu
 from fedlib.papers.hu2020 import figures as hu_figures
 from fedlib.papers.hu2020.paper_tier import PAPER_GRID
 from fedlib.plots import glue_figure
+from fedlib.prose import mean_of, say
 
 chapter = open_chapter("hu2020", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
@@ -279,18 +280,24 @@ display(Markdown(f"**{continuity[0].status}**: {continuity[0].evidence}"))
 # subproblem $G^\beta_t$ (equation (7)), lines 5-7 and 10 are applied as written, and
 # the continuity check shows that the private path with no noise is the non-private
 # solver, which reaches the optimum (its duality gap closes; see the tests). What is
-# left is the size of the noise. With Theorem 5's multipliers, one round's upload noise
-# is hundreds of times larger than the largest signal an upload can carry, and each dual
-# variable, which lives in $[0, 1]$, gets noise of a sizeable fraction of that box every
-# round:
+# left is the size of the noise.
 
 # %%
 private_main = hu_claims.probe_runs(probe, runs)
 private_main = private_main[private_main["epsilon"].notna() & (private_main["lam"] == lam)
                             & (private_main["n_min"] == setup.n_min)]
-display(hu_claims.noise_against_signal(
+noise_table = hu_claims.noise_against_signal(
     private_main, train[0][0].shape[1], setup.n_min, int(hu.task_sizes(train).min()), lam,
-    hu.xi_value(xi, len(train)), len(train)).round(3))
+    hu.xi_value(xi, len(train)), len(train))
+say("With Theorem 5's multipliers (noise scale 1, $\\varepsilon=8$), one round's upload "
+    "noise is {ratio:.0f} times the largest signal an upload can carry, and each dual "
+    "variable, which lives in $[0, 1]$, gets noise of standard deviation {dual:.3f} on the "
+    "smallest device every round, at this tier's rounds and sampling:",
+    ratio=mean_of(noise_table, "upload noise / largest signal, per round", epsilon=hu.EPSILON,
+                  **{"noise scale": 1.0}),
+    dual=mean_of(noise_table, "dual noise per round (std, smallest device)",
+                 epsilon=hu.EPSILON, **{"noise scale": 1.0}))
+display(noise_table.round(3))
 display(Markdown(hu_claims.defect_note(probe_points, base, setup,
                                        continuity=continuity[0].status == "HOLDS")))
 
