@@ -18,22 +18,33 @@ code it ran with, the fedlib version and commit, the machine, the date it finish
 wall-clock and CPU seconds, and the digest of its table (checked on every read: a table
 that does not match is not used). What many runs share is written once and named by the
 runs: the digest of every file of a runner module (``modules``), the runs computed
-together (``groups``, named by their first run) and the columns of a table (``schemas``,
-named by a digest). One run per line, so that a new export is a readable diff.
+together (``groups``, named by their first run), the columns of a table (``schemas``,
+named by a digest) and, since layout ``fedlib-published/3``, their provenance
+(``provenance``: one record per set of runs computed together with the same code,
+commit and machine, holding every field those runs agree on, the config settings they
+agree on included, named by 12 hex digits of its digest). A run's entry names its
+record (``from``) and holds its table's digest and what else is its own (the settings
+of its config that differ, say); read back, a run is its record's fields and then its
+own, so that readers see every field of every run written out
+(:meth:`PublishedStore.manifest`). Manifests of layout ``fedlib-published/2`` (every
+run written out in full) are still read; every write (export, prune, ``compact``)
+writes this layout. One run per line, so that a new export is a readable diff.
 
 A published run keeps the rows its experiment declares (:mod:`fedlib.published_rows`):
 where no figure or claim reads every row (PPSGD's synthetic runs, 300 iterations each),
 the export keeps the steps they read and the last, with the full run's values; the
 digest and the row count are those of the kept rows.
 
-Every name a manifest gives (tier, run key, group, schema, module, source file) is checked
-on read against what it can be, and so are its sections, fields and their types: a
-manifest that fails is refused with a :class:`PublishedStoreError` naming the file, the
-field and the value, never followed to a path outside its folder. A run whose table
+Every name a manifest gives (tier, run key, group, schema, module, source file, provenance
+record) is checked on read against what it can be, and so are its sections, fields and
+their types, in a provenance record as in a run: a manifest that fails is refused with a
+:class:`PublishedStoreError` naming the file, the field and the value (a run naming a
+record that does not exist: the run), never followed to a path outside its folder. A run whose table
 cannot be read or does not match its digest is *damaged*: it is computed instead, or,
 where computing is off, reported apart from the runs that are not published at all.
 
-Every write (:meth:`PublishedStore.add`, :meth:`PublishedStore.prune`) holds an exclusive
+Every write (:meth:`PublishedStore.add`, :meth:`~PublishedStore.prune`,
+:meth:`~PublishedStore.compact`) holds an exclusive
 lock on the experiment's folder (``<experiment>/.lock``) from reading the store to
 writing it, so that two exports at once both keep their runs; under it, the temporary
 files an interrupted export left behind are removed (git ignores both).
@@ -41,7 +52,9 @@ files an interrupted export left behind are removed (git ignores both).
 ``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
 tier that are in the local cache and current; ``python -m fedlib.published status``
 lists what is published and whether it is current; ``python -m fedlib.published prune
-[EXPERIMENT ...]`` removes the stale runs once their replacements are exported.
+[EXPERIMENT ...]`` removes the stale runs once their replacements are exported;
+``python -m fedlib.published compact [EXPERIMENT ...]`` writes a manifest of an older
+layout again in this one, changing no run.
 """
 
 
@@ -86,8 +99,13 @@ from fedlib.sweeps import (
 )
 from fedlib.tiers import SCALES
 
-PUBLISHED_LAYOUT = "fedlib-published/2"
-"""Layout tag of every manifest: a manifest of another layout is refused, never guessed."""
+PUBLISHED_LAYOUT = "fedlib-published/3"
+"""Layout tag of the manifests this fedlib writes (runs name shared provenance records)."""
+
+READ_LAYOUTS = (PUBLISHED_LAYOUT, "fedlib-published/2")
+"""Layouts this fedlib reads (``/2``: every run entry written out in full); a manifest of
+another layout is refused, never guessed. The next write of a store rewrites its manifest
+in :data:`PUBLISHED_LAYOUT`."""
 
 LOCK_NAME = ".lock"
 """File in an experiment's folder that every write locks (never a run, never committed)."""
@@ -109,9 +127,19 @@ _SOURCE_FILE = re.compile(r"\w+(/\w+)*\.py", re.ASCII)
 _RUN_KEY_FORM = f"a run key ({RUN_KEY_LENGTH} hex digits)"
 _LONGEST_NAME = 200
 _SECTIONS = ("modules", "schemas", "groups", "runs")
+_RECORDS = "provenance"
+"""Section of the shared provenance records (a run names its record in ``from``)."""
+_RECORD_NAME = re.compile(r"[0-9a-f]{12}")
+_FROM = "from"
 _TEXT_FIELDS = ("code_fingerprint", "fedlib_version", "commit", "machine", "finished")
 _RUN_FIELDS = ("tier", "config", "module", "runner", "group", "columns", "sha256", "rows",
                "wall_seconds", "cpu_seconds", "torch_threads", *_TEXT_FIELDS)
+_SHARED_BY = ("tier", "module", "runner", "group", "columns", "code_fingerprint",
+              "fedlib_version", "commit", "machine", "torch_threads")
+"""The fields that sort runs into provenance records: the runs of one record agree on
+these (and the record holds whatever else they all agree on, config settings included)."""
+_OWN_FIELDS = ("sha256",)
+"""Fields a run always writes itself (never shared)."""
 
 
 class _ManifestProblem(Exception):
@@ -238,70 +266,149 @@ def _check_groups(groups: dict[str, Any]) -> None:
             _run_key_named(member, f"groups.{name} member")
 
 
-def _check_run(key: Any, entry: Any, manifest: dict[str, Any]) -> None:
+def _check_run(key: Any, entry: Any, manifest: dict[str, Any], missing: str = "") -> None:
+    """Check a run's entry, every field written out (``missing``: what to add to the
+    message of a missing field)."""
     _run_key_named(key, "runs: run key")
     where = f"runs.{key}"
     _object(entry, where)
     for name in _RUN_FIELDS:
         if name not in entry:
-            _fail(f"{where}.{name} is missing")
-    if entry["tier"] not in SCALES:
+            _fail(f"{where}.{name} is missing{missing}")
+    _check_fields(entry, where, manifest)
+
+
+def _check_fields(entry: dict[str, Any], where: str, manifest: dict[str, Any]) -> None:
+    """Check the fields of a run that ``entry`` holds (a run's entry, or a provenance
+    record holding some of them)."""
+    if "tier" in entry and entry["tier"] not in SCALES:
         _fail(f"{where}.tier {_quoted(entry['tier'])} is not a run tier (one of "
               f"{', '.join(SCALES)})")
-    if _nests_deeper(_object(entry["config"], f"{where}.config"), CONFIG_DEPTH):
+    if "config" in entry and _nests_deeper(_object(entry["config"], f"{where}.config"),
+                                           CONFIG_DEPTH):
         _fail(f"{where}.config nests deeper than {CONFIG_DEPTH} levels")
-    _named(entry["module"], f"{where}.module", _MODULE_NAME, "a dotted module name")
-    if entry["runner"] != "":
+    if "module" in entry:
+        _named(entry["module"], f"{where}.module", _MODULE_NAME, "a dotted module name")
+    if entry.get("runner", "") != "":
         _named(entry["runner"], f"{where}.runner", _MODULE_NAME,
                "the name of a function (or empty)")
-    if _run_key_named(entry["group"], f"{where}.group") not in manifest["groups"]:
+    if ("group" in entry and _run_key_named(entry["group"], f"{where}.group")
+            not in manifest["groups"]):
         _fail(f"{where}.group {entry['group']!r} names no group of the manifest")
-    schema = _named(entry["columns"], f"{where}.columns", _SCHEMA_NAME,
-                    "a schema name (12 hex digits)")
-    if schema not in manifest["schemas"]:
-        _fail(f"{where}.columns {schema!r} names no schema of the manifest")
-    _named(entry["sha256"], f"{where}.sha256", _SHA256, "a SHA-256 digest (64 hex digits)")
-    _count(entry["rows"], f"{where}.rows")
+    if "columns" in entry:
+        schema = _named(entry["columns"], f"{where}.columns", _SCHEMA_NAME,
+                        "a schema name (12 hex digits)")
+        if schema not in manifest["schemas"]:
+            _fail(f"{where}.columns {schema!r} names no schema of the manifest")
+    if "sha256" in entry:
+        _named(entry["sha256"], f"{where}.sha256", _SHA256,
+               "a SHA-256 digest (64 hex digits)")
+    if "rows" in entry:
+        _count(entry["rows"], f"{where}.rows")
     for name in ("wall_seconds", "cpu_seconds"):
-        _seconds(entry[name], f"{where}.{name}")
-    if entry["torch_threads"] is not None:
+        if name in entry:
+            _seconds(entry[name], f"{where}.{name}")
+    if entry.get("torch_threads") is not None:
         _count(entry["torch_threads"], f"{where}.torch_threads")
     for name in _TEXT_FIELDS:
-        _text(entry[name], f"{where}.{name}")
+        if name in entry:
+            _text(entry[name], f"{where}.{name}")
 
 
 def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
-    """``manifest`` (parsed JSON) if its structure and every name in it are what this
-    layout writes; else a :class:`PublishedStoreError` naming ``path``, the field, the
-    value and what to do."""
+    """``manifest`` (parsed JSON of a layout of :data:`READ_LAYOUTS`), every run entry
+    written out in full (its provenance record's fields with its own), if its structure
+    and every name in it are what its layout writes; else a :class:`PublishedStoreError`
+    naming ``path``, the field (the run, for a run naming a record that does not exist),
+    the value and what to do."""
     try:
         _object(manifest, "the manifest")
     except _ManifestProblem as problem:
         raise _store_error(path, problem) from None
-    if manifest.get("layout") != PUBLISHED_LAYOUT:
+    if manifest.get("layout") not in READ_LAYOUTS:
         raise PublishedStoreError(
             f"{path} has layout {_quoted(manifest.get('layout'))}, this fedlib reads "
-            f"{PUBLISHED_LAYOUT!r}: export the runs again with this version")
+            f"{' and '.join(map(repr, READ_LAYOUTS))}: export the runs again with this "
+            "version")
     try:
+        if manifest["layout"] == PUBLISHED_LAYOUT:
+            return _expanded(manifest)
         _check_structure(manifest)
     except _ManifestProblem as problem:
         raise _store_error(path, problem) from None
-    return manifest
+    return {**manifest, "layout": PUBLISHED_LAYOUT}
+
+
+def _expanded(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A manifest of :data:`PUBLISHED_LAYOUT` with every run entry written out (its
+    record's fields, then its own); a :class:`_ManifestProblem` at the first thing that
+    is wrong."""
+    _check_sections(manifest, (*_SECTIONS, _RECORDS))
+    records = manifest[_RECORDS]
+    for name, record in records.items():
+        _named(name, f"{_RECORDS}: record name", _RECORD_NAME,
+               "a record name (12 hex digits)")
+        where = f"{_RECORDS}.{name}"
+        _only_run_fields(_object(record, where), where)
+        _check_fields(record, where, manifest)
+    runs = {}
+    for key, entry in manifest["runs"].items():
+        where = f"runs.{_run_key_named(key, 'runs: run key')}"
+        _object(entry, where)
+        if _FROM not in entry:
+            _fail(f"{where}.{_FROM} is missing (the provenance record of the run)")
+        record = _named(entry[_FROM], f"{where}.{_FROM}", _RECORD_NAME,
+                        "a record name (12 hex digits)")
+        if record not in records:
+            _fail(f"{where}.{_FROM} {record!r} names no record of the manifest's "
+                  f"{_RECORDS!r} section")
+        own = {name: value for name, value in entry.items() if name != _FROM}
+        _only_run_fields(own, where)
+        _check_fields(own, where, manifest)
+        runs[key] = _merged(records[record], own)
+        _check_run(key, runs[key], manifest,
+                   f" (neither the run nor its record {record!r} gives it)")
+    return {**{name: manifest[name] for name in manifest if name != _RECORDS},
+            "layout": PUBLISHED_LAYOUT, "runs": runs}
+
+
+def _only_run_fields(entry: dict[str, Any], where: str) -> None:
+    for name in entry:
+        if name not in _RUN_FIELDS:
+            _fail(f"{where}: {_quoted(name)} is not a field of a run (one of "
+                  f"{', '.join(_RUN_FIELDS)})")
+
+
+def _merged(record: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """A run's entry written out: its record's fields, then its own (its config: the
+    record's settings, then its own)."""
+    entry = {**record, **own}
+    if "config" in record and "config" in own:
+        entry["config"] = {**record["config"], **own["config"]}
+    elif "config" in entry:
+        entry["config"] = dict(entry["config"])
+    return entry
 
 
 def _check_structure(manifest: dict[str, Any]) -> None:
     """Raise a :class:`_ManifestProblem` at the first thing of ``manifest`` that is wrong."""
+    _check_sections(manifest, _SECTIONS)
+    for key, entry in manifest["runs"].items():
+        _check_run(key, entry, manifest)
+
+
+def _check_sections(manifest: dict[str, Any], sections: Sequence[str]) -> None:
+    """Check the experiment's name, that every section is there, and the sections runs
+    name (modules, schemas, groups)."""
     if not isinstance(manifest.get("experiment", ""), str):
         _fail(f"experiment {_quoted(manifest['experiment'])} is not text")
-    for section in _SECTIONS:
+    for section in sections:
         if section not in manifest:
             _fail(f"section {section!r} is missing")
         _object(manifest[section], f"section {section!r}")
     _check_modules(manifest["modules"])
     _check_schemas(manifest["schemas"])
     _check_groups(manifest["groups"])
-    for key, entry in manifest["runs"].items():
-        _check_run(key, entry, manifest)
 
 
 def _store_error(path: Path, problem: Exception | str) -> PublishedStoreError:
@@ -374,7 +481,8 @@ class PublishedStore:
         return self.folder / f"{tier}.parquet"
 
     def manifest(self) -> dict[str, Any]:
-        """The manifest (an empty one when nothing is published), checked
+        """The manifest (an empty one when nothing is published), checked, with every
+        run entry written out whatever the layout it is stored in
         (:func:`check_manifest`)."""
         if not self.manifest_path.is_file():
             return {"layout": PUBLISHED_LAYOUT, "experiment": self.experiment, "runs": {},
@@ -514,8 +622,40 @@ class PublishedStore:
                 f"{paths.shown(self.folder)} and export all its runs again") from error
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Write ``manifest`` (every run entry written out) in :data:`PUBLISHED_LAYOUT`,
+        atomically, having checked that reading it back gives ``manifest``."""
+        text = manifest_text(manifest)
+        try:
+            back = check_manifest(json.loads(text), self.manifest_path)
+        except PublishedStoreError as error:
+            raise ValueError(f"the manifest to write could not be read back ({error}); "
+                             "nothing was written") from None
+        if back["runs"] != manifest["runs"]:
+            raise ValueError(f"the manifest to write for {self.experiment} would not read "
+                             "back as the same runs; nothing was written")
         with paths.atomic_path(self.manifest_path) as tmp:
-            tmp.write_text(manifest_text(manifest))
+            tmp.write_text(text)
+
+    def _rewrite_if_other(self, manifest: dict[str, Any]) -> bool:
+        """Write ``manifest`` again where its file is not what the writer writes (a
+        manifest of an older layout); whether it did."""
+        if (not self.manifest_path.is_file()
+                or self.manifest_path.read_text() == manifest_text(manifest)):
+            return False
+        self._write_manifest(manifest)
+        return True
+
+    def compact(self) -> tuple[int, int, bool]:
+        """Write the manifest again in :data:`PUBLISHED_LAYOUT` (atomically, under the
+        experiment's lock), runs and tables unchanged, where it is not written so
+        already; its size in bytes before and after, and whether it was written."""
+        if not self.manifest_path.is_file():
+            raise PublishedStoreError(f"nothing is published for {self.experiment!r} (no "
+                                      f"{paths.shown(self.manifest_path)})")
+        with self._writing():
+            before = self.manifest_path.stat().st_size
+            written = self._rewrite_if_other(self.manifest())
+            return before, self.manifest_path.stat().st_size, written
 
     def add(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]]
             ) -> int:
@@ -533,6 +673,7 @@ class PublishedStore:
             manifest = self.manifest()
             runs = self._changed(tier, runs, manifest)
             if not runs:
+                self._rewrite_if_other(manifest)
                 return 0
             frame = self._frame_for_writing(tier)
             commit = commit_description()
@@ -575,6 +716,7 @@ class PublishedStore:
             stale = {key for key, entry in manifest["runs"].items()
                      if not is_current(key, entry)}
             if not stale:
+                self._rewrite_if_other(manifest)
                 return 0
             tiers = sorted({manifest["runs"][key]["tier"] for key in stale})
             frames = {tier: self._frame_for_writing(tier) for tier in tiers}
@@ -774,21 +916,77 @@ def _drop_unnamed(manifest: dict[str, Any]) -> None:
         manifest[section] = {k: v for k, v in manifest[section].items() if k in named}
 
 
-def manifest_text(manifest: dict[str, Any]) -> str:
-    """The manifest as JSON with one entry of each section per line (sorted)."""
-    def compact(value: Any) -> str:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
+
+def manifest_text(manifest: dict[str, Any]) -> str:
+    """The manifest (every run entry written out, as :meth:`PublishedStore.manifest`
+    gives it) as JSON of :data:`PUBLISHED_LAYOUT` (:func:`compacted`), with one entry of
+    each section per line (sorted)."""
     parts = []
-    for name in sorted(manifest):
-        value = manifest[name]
+    written = compacted(manifest)
+    for name in sorted(written):
+        value = written[name]
         if isinstance(value, dict) and value:
-            body = ",\n".join(f"  {json.dumps(k)}: {compact(v)}"
+            body = ",\n".join(f"  {json.dumps(k)}: {_canonical_json(v)}"
                               for k, v in sorted(value.items()))
             parts.append(f" {json.dumps(name)}: {{\n{body}\n }}")
         else:
-            parts.append(f" {json.dumps(name)}: {compact(value)}")
+            parts.append(f" {json.dumps(name)}: {_canonical_json(value)}")
     return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def compacted(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest (every run entry written out) as :data:`PUBLISHED_LAYOUT` stores
+    it: the runs that agree on the fields of ``_SHARED_BY`` (computed together, with
+    the same code, commit and machine) share one provenance record, which holds those
+    fields, every other field they all agree on and the config settings they all agree
+    on; each run holds the name of its record (``from``, 12 hex digits of the record's
+    digest), its digest and whatever else is its own."""
+    classes: dict[str, list[str]] = {}
+    for key, entry in manifest["runs"].items():
+        shared = _canonical_json([entry.get(name) for name in _SHARED_BY])
+        classes.setdefault(shared, []).append(key)
+    records: dict[str, dict[str, Any]] = {}
+    runs: dict[str, dict[str, Any]] = {}
+    for keys in classes.values():
+        entries = [manifest["runs"][key] for key in keys]
+        record = _agreed(entries, skip=(*_OWN_FIELDS, "config"))
+        if all(isinstance(e.get("config"), dict) for e in entries):
+            record["config"] = _agreed([e["config"] for e in entries], skip=())
+        name = hashlib.sha256(_canonical_json(record).encode()).hexdigest()[:12]
+        if name in records and records[name] != record:
+            raise ValueError(f"two provenance records share the name {name}")
+        records[name] = record
+        for key, entry in zip(keys, entries, strict=True):
+            runs[key] = {_FROM: name, **_own(entry, record)}
+    written = {name: value for name, value in manifest.items() if name != "runs"}
+    return {**written, "layout": PUBLISHED_LAYOUT, _RECORDS: records, "runs": runs}
+
+
+def _agreed(entries: list[dict[str, Any]], skip: Sequence[str]) -> dict[str, Any]:
+    """The fields (but ``skip``) that every one of ``entries`` holds, with one value."""
+    first = entries[0]
+    texts = {name: _canonical_json(value) for name, value in first.items()
+             if name not in skip}
+    for entry in entries[1:]:
+        texts = {name: text for name, text in texts.items()
+                 if name in entry and _canonical_json(entry[name]) == text}
+    return {name: first[name] for name in first if name in texts}
+
+
+def _own(entry: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """What a run's entry holds beyond its provenance record."""
+    own = {name: value for name, value in entry.items()
+           if name != "config" and name not in record}
+    if "config" in entry:
+        config = entry["config"]
+        if "config" in record:
+            config = {k: v for k, v in config.items() if k not in record["config"]}
+        if config or "config" not in record:
+            own["config"] = config
+    return own
 
 
 def _share(provenance: dict[str, Any], name: str) -> float | None:
@@ -1003,6 +1201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 "their replacements are exported)")
     prune.add_argument("experiments", nargs="*",
                        help="published experiments (default: all of them)")
+    compact = commands.add_parser("compact", help="write manifests of an older layout "
+                                  f"again in {PUBLISHED_LAYOUT} (runs unchanged)")
+    compact.add_argument("experiments", nargs="*",
+                         help="published experiments (default: all of them)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
@@ -1027,6 +1229,16 @@ def _prune_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compact_command(args: argparse.Namespace) -> int:
+    for name in args.experiments or published_experiments():
+        before, after, written = PublishedStore(name).compact()
+        if not written:
+            print(f"{name}: manifest {before} bytes, already written in {PUBLISHED_LAYOUT}")
+        else:
+            print(f"{name}: manifest written in {PUBLISHED_LAYOUT}, {before} -> {after} bytes")
+    return 0
+
+
 def _export_command(args: argparse.Namespace) -> int:
     cache_root = paths.results_dir()
     names = args.experiments or sorted(p.name for p in cache_root.glob("*") if p.is_dir())
@@ -1040,7 +1252,8 @@ def _export_command(args: argparse.Namespace) -> int:
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "status": _status_command, "prune": _prune_command, "export": _export_command}
+    "status": _status_command, "prune": _prune_command, "export": _export_command,
+    "compact": _compact_command}
 
 
 if __name__ == "__main__":

@@ -296,10 +296,19 @@ def test_the_manifest_writes_shared_provenance_once_and_one_run_per_line(
     keys = list(dict.fromkeys(first["run_key"]))
     for key in keys:  # each run is one line of the file
         assert sum(line.lstrip().startswith(f'"{key}": {{') for line in text.splitlines()) == 1
-    assert set(manifest["schemas"]) == {e["columns"] for e in manifest["runs"].values()}
+    assert manifest["layout"] == published.PUBLISHED_LAYOUT
+    records = manifest["provenance"]
+    assert set(records) == {e["from"] for e in manifest["runs"].values()}
+    # Per run only its record, its digest and what its config does not share.
+    assert all(set(e) <= {"from", "sha256", "config"} for e in manifest["runs"].values())
+    assert set(manifest["schemas"]) == {r["columns"] for r in records.values()}
     assert len(manifest["schemas"]) == 1  # the four runs share their columns
-    assert set(manifest["groups"]) == {e["group"] for e in manifest["runs"].values()}
+    assert set(manifest["groups"]) == {r["group"] for r in records.values()}
+    for record in records.values():  # each toy run is a group of its own: a record each
+        assert record["machine"] and record["commit"] and record["module"] == "test_sweeps"
     runs = PublishedStore("toy").runs()
+    assert sorted(published.config_of(runs[key])["x"] for key in keys) == [0, 1, 2, 3]
+    assert all(set(runs[key]["config"]) == {"x"} for key in keys)
     assert sorted(k for e in runs.values() for k in e["group"]) == sorted(keys)
     assert all(key in runs[key]["group"] for key in keys)
     assert runs[keys[0]]["columns"] == [[str(c), str(t)] for c, t in
