@@ -9,6 +9,14 @@ seed after the imports, and creates the IID client split beforehand from a seed 
 own, so that every aggregator of one seed draws the same budgets). TensorFlow's DP noise
 is not seeded. The per-round accuracies are in the tests' fixture
 ``tests/papers/pfa/fixtures/authors_curves.csv``.
+
+The same code was also run with the noise an exact accountant gives
+(:data:`RDP_PROVENANCE`, :data:`AUTHORS_RDP_RUNS`): a driver replaces, at runtime only,
+their closed-form noise multiplier and their closed-form budget accountant with the
+noise multipliers (:data:`RDP_NOISE_MULTIPLIERS`) and the retirement of
+:class:`fedlib.privacy.ledger.PrivacyLedger`, exactly as our runs with calibration
+``"rdp"`` use them for the same client; their per-round accuracies are in
+``tests/papers/pfa/fixtures/authors_rdp_curves.csv``.
 """
 
 from __future__ import annotations
@@ -71,3 +79,49 @@ AUTHORS_RUNS: tuple[AuthorsRun, ...] = (
     AuthorsRun(10, "mixgauss2", "pfa+", 96, 4, 0.8301, 421),
     AuthorsRun(10, "none", "np-fedavg", 100, 0, 0.9135, 75),
 )
+
+RDP_PROVENANCE = {
+    "repository": PROVENANCE["repository"],
+    "commit": PROVENANCE["commit"],
+    "python": "3.8.18",
+    "packages": ("tensorflow-cpu 2.6.5, tensorflow-privacy 0.5.2, numpy 1.19.5, scipy 1.10.1, "
+                 "absl-py 0.15.0"),
+    "command": ("the driver with the flags of main.py: --N=30 --model=lr --version=<seed> "
+                "--dpsgd --eps=<mixgauss1|mixgauss3> and --weiavg, --fedavg, --proj_wavg "
+                "--proj_dims=1 --lanczos_iter=256 (PFA), the same with --delay (PFA+); the IID "
+                "split written beforehand after numpy.random.seed(<seed> + 1000003), then "
+                "numpy.random.seed(<seed>), as for AUTHORS_RUNS"),
+    "defaults": PROVENANCE["defaults"],
+    "noise": ("their source unmodified; a driver imports their main.py and, at runtime only, "
+              "replaces their closed-form noise multiplier (dpsgd_utils.compute_noise_"
+              "multiplier) with the client's entry of RDP_NOISE_MULTIPLIERS, and their "
+              "budget accountant's precheck/update with the RDP ledger's retirement (a client "
+              "takes part while one more round keeps its epsilon within its budget: 80 "
+              "rounds each); it checks that each client's drawn budget is the one the noise "
+              "multiplier was calibrated for"),
+    "calibration": ("fedlib.privacy.ledger.PrivacyLedger (integer-order RDP, via "
+                    "make_ledger('rdp', ...)): sampling rate 4/2000, 80 planned rounds of 100 "
+                    "steps, delta 1e-5, the ledger of our runs with calibration 'rdp' at the "
+                    "same budgets"),
+    "threads": "TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1, nice 10",
+    "final accuracy": PROVENANCE["final accuracy"],
+}
+"""How :data:`AUTHORS_RDP_RUNS` were made: the same code, seeds, split and flags as
+:data:`AUTHORS_RUNS`, with the exact accountant's noise."""
+
+AUTHORS_RDP_RUNS: tuple[AuthorsRun, ...] = (
+    AuthorsRun(10, "mixgauss1", "weiavg", 95, 4, 0.7983, 297),
+)
+"""Runs of the authors' code with the exact accountant's noise (:data:`RDP_PROVENANCE`), in
+the fields of :class:`AuthorsRun` (seconds: wall clock, one TensorFlow thread, on 2 CPU
+cores shared with other jobs)."""
+
+RDP_NOISE_MULTIPLIERS: dict[tuple[int, str], tuple[float, ...]] = {
+    (10, "mixgauss1"): (
+        6.1231, 6.2192, 6.5386, 6.4989, 6.0, 0.51199, 5.4686, 6.1107, 5.8913, 6.2741,
+        6.3424, 6.75, 5.2085, 6.842, 5.5169, 5.9193, 0.51199, 6.2954, 5.7262, 5.1524,
+        6.3683, 5.6645, 6.3382, 5.7534, 6.3424, 0.51233, 0.51095, 6.2402, 6.0983, 5.6722,
+    ),
+}
+"""Noise multiplier of every client (in their client order) of each run of
+:data:`AUTHORS_RDP_RUNS`, by (seed, distribution), to 5 significant digits."""

@@ -16,7 +16,7 @@ import pandas as pd
 
 from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.pfa.aggregation import upload_bytes
-from fedlib.papers.pfa.authors import AUTHORS_FILES, AUTHORS_RUNS
+from fedlib.papers.pfa.authors import AUTHORS_FILES, AUTHORS_RDP_RUNS, AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import (
     closed_form_noise_multiplier,
     expected_rounds,
@@ -1104,9 +1104,11 @@ def authors_comparison(runs: pd.DataFrame, paper_runs: pd.DataFrame | None = Non
                        last: int = 10) -> pd.DataFrame:
     """Final accuracy (mean of the last ``last`` evaluations) of every run of the
     ``"authors"`` setting and of every run of the authors' code
-    (:data:`fedlib.papers.pfa.authors.AUTHORS_RUNS`), one row per run: ``source`` (ours
-    with either model and calibration, or the authors' code), ``distribution`` (ours; the
-    non-private runs under each), ``method``, ``seed``, ``high_budgets`` (clients drawn
+    (:data:`fedlib.papers.pfa.authors.AUTHORS_RUNS`, their closed-form noise, and
+    :data:`fedlib.papers.pfa.authors.AUTHORS_RDP_RUNS`, the exact accountant's), one row per
+    run: ``source`` (ours or the authors' code, with the model and the calibration),
+    ``distribution`` (ours; the non-private runs under each, and under both of the authors'
+    calibrations: they add no noise), ``method``, ``seed``, ``high_budgets`` (clients drawn
     near 10), ``scale`` (rounds x local steps) and ``accuracy``. ``paper_runs``: the
     paper tier's runs of the setting, when this build is of another tier and they are
     published (their source is then labelled with their own scale)."""
@@ -1132,14 +1134,17 @@ def authors_comparison(runs: pd.DataFrame, paper_runs: pd.DataFrame | None = Non
                          "seed": int(row["seed"]), "high_budgets": int((budgets > 1).sum()),
                          "scale": f"{int(row['rounds'])} x {int(row['local_steps'])}",
                          "accuracy": row["accuracy"]})
-    for run in AUTHORS_RUNS:
-        distributions = ([run.distribution] if run.distribution in AUTHORS_FILES
-                         else list(AUTHORS_FILES))
-        for distribution in distributions:
-            rows.append({"source": "authors' code", "distribution": distribution,
-                         "method": AUTHORS_METHODS[(run.aggregator, "public")],
-                         "seed": run.seed, "high_budgets": run.high_budgets,
-                         "scale": "100 x 100", "accuracy": run.accuracy})
+    for calibration, recorded in (("closed-form", AUTHORS_RUNS), ("rdp", AUTHORS_RDP_RUNS)):
+        source = f"authors' code, {CALIBRATION_LABELS[calibration]}"
+        nonprivate = [r for r in AUTHORS_RUNS if r.distribution == "none"]
+        for run in [r for r in recorded if r.distribution != "none"] + nonprivate:
+            distributions = ([run.distribution] if run.distribution in AUTHORS_FILES
+                             else list(AUTHORS_FILES))
+            for distribution in distributions:
+                rows.append({"source": source, "distribution": distribution,
+                             "method": AUTHORS_METHODS[(run.aggregator, "public")],
+                             "seed": run.seed, "high_budgets": run.high_budgets,
+                             "scale": "100 x 100", "accuracy": run.accuracy})
     return pd.DataFrame(rows)
 
 
@@ -1180,3 +1185,24 @@ def authors_by_seed(comparison: pd.DataFrame) -> pd.DataFrame:
         if method in wide and "WeiAvg" in wide:
             wide[f"{method} - WeiAvg (points)"] = 100 * (wide[method] - wide["WeiAvg"])
     return wide.rename_axis(index={"high_budgets": "budgets near 10"})
+
+
+def authors_gaps(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Per source (with its scale) and budget distribution, how far PFA and PFA+ end
+    above WeiAvg: mean over the seeds that ran both with its 95% interval, paired by seed
+    (each seed draws the same budgets in every source)."""
+    rows = []
+    private = comparison[comparison["method"].isin(["WeiAvg", "PFA", "PFA+"])]
+    for (source, scale, distribution), frame in private.groupby(
+            ["source", "scale", "distribution"], sort=True):
+        arms = {m: frame[frame["method"] == m].groupby("seed")["accuracy"].mean()
+                for m in ("WeiAvg", "PFA", "PFA+")}
+        row = {"source": f"{source} ({scale})", "distribution": distribution}
+        for method in ("PFA", "PFA+"):
+            seeds = sorted(set(arms[method].index) & set(arms["WeiAvg"].index))
+            row[f"{method} - WeiAvg"] = difference(arms[method].loc[seeds],
+                                                   arms["WeiAvg"].loc[seeds]).text()
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).set_index(["distribution", "source"]).sort_index()

@@ -8,11 +8,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
-from fedlib.papers.pfa.authors import AUTHORS_RUNS
+from fedlib.papers.pfa.authors import AUTHORS_RDP_RUNS, AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import authors_budgets, sample_budgets
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
 from fedlib.papers.pfa.training import plan_participation
@@ -409,9 +410,14 @@ def test_authors_comparison_puts_ours_beside_their_code():
     assert set(ours["scale"]) == {"3 x 2"} and set(ours["seed"]) == {10}
     budgets = authors_budgets("mixgauss1", 10, 10)
     assert set(ours["high_budgets"]) == {int((budgets > 1).sum())}
-    theirs = comparison[comparison["source"] == "authors' code"]
-    assert len(theirs) == sum(1 if r.distribution != "none" else 2 for r in AUTHORS_RUNS)
-    assert set(theirs["distribution"]) <= {"mixgauss1", "mixgauss2"}
+    nonprivate = sum(r.distribution == "none" for r in AUTHORS_RUNS)
+    for source, recorded in (("closed form", AUTHORS_RUNS), ("RDP", AUTHORS_RDP_RUNS)):
+        theirs = comparison[comparison["source"] == f"authors' code, {source}"]
+        private = [r for r in recorded if r.distribution != "none"]
+        # The non-private run stands under both budget files and both calibrations.
+        assert len(theirs) == len(private) + 2 * nonprivate
+        assert set(theirs["distribution"]) == {"mixgauss1", "mixgauss2"}
+        assert (theirs["method"] == "NP-FedAvg").sum() == 2 * nonprivate
     table = pfa_claims.authors_table(comparison)
     row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
     assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
@@ -426,13 +432,40 @@ def test_authors_comparison_puts_ours_beside_their_code():
         int((budgets > 1).sum())]
     # Their seed 10 draw beside ours: the same budgets, so one row per source and seed.
     seed10 = by_seed.xs(("mixgauss1", 10), level=("distribution", "seed"))
-    assert "authors' code (100 x 100)" in seed10.index.get_level_values("source")
-    theirs10 = next(r for r in AUTHORS_RUNS
-                    if (r.seed, r.distribution, r.aggregator) == (10, "mixgauss1", "pfa"))
-    assert seed10.xs("authors' code (100 x 100)", level="source")["PFA"].iloc[0] == (
-        pytest.approx(theirs10.accuracy))
+    for source, recorded in (("closed form", AUTHORS_RUNS), ("RDP", AUTHORS_RDP_RUNS)):
+        label = f"authors' code, {source} (100 x 100)"
+        assert label in seed10.index.get_level_values("source")
+        theirs10 = {r.aggregator: r.accuracy for r in recorded
+                    if (r.seed, r.distribution) == (10, "mixgauss1")}
+        row = seed10.xs(label, level="source").iloc[0]
+        assert row["WeiAvg"] == pytest.approx(theirs10["weiavg"])
+        if "pfa" in theirs10:
+            assert row["PFA - WeiAvg (points)"] == pytest.approx(
+                100 * (theirs10["pfa"] - theirs10["weiavg"]))
     assert pfa_claims.authors_table(comparison.iloc[:0]).empty
     assert pfa_claims.authors_by_seed(comparison.iloc[:0]).empty
+
+
+def test_authors_gaps_pair_the_seeds_of_each_source():
+    rows = [("a", "mixgauss1", "WeiAvg", seed, acc) for seed, acc in
+            ((1, 0.5), (4, 0.6), (10, 0.7))]
+    rows += [("a", "mixgauss1", "PFA", seed, acc) for seed, acc in
+             ((1, 0.6), (4, 0.9), (10, 0.8), (7, 0.1))]
+    rows += [("b", "mixgauss1", "WeiAvg", 1, 0.5), ("b", "mixgauss1", "PFA", 1, 0.4),
+             ("b", "mixgauss1", "PFA+", 1, 0.45), ("b", "mixgauss1", "FedAvg", 1, 0.1)]
+    comparison = pd.DataFrame(rows, columns=["source", "distribution", "method", "seed",
+                                             "accuracy"]).assign(scale="100 x 100")
+    gaps = pfa_claims.authors_gaps(comparison)
+    a = gaps.loc[("mixgauss1", "a (100 x 100)")]
+    # Seed 7 has no WeiAvg: the pairs are 0.1, 0.3, 0.1 (mean 1/6, sd 0.11547).
+    half = stats.t.ppf(0.975, 2) * 0.11547005 / np.sqrt(3)
+    assert a["PFA - WeiAvg"] == (f"0.167 [{1 / 6 - half:.3f}, {1 / 6 + half:.3f}] "
+                                 "(n=3 paired seeds, 95% interval)")
+    assert a["PFA+ - WeiAvg"] == "no runs"
+    b = gaps.loc[("mixgauss1", "b (100 x 100)")]
+    assert b["PFA - WeiAvg"] == "-0.100 (n=1, no interval)"
+    assert b["PFA+ - WeiAvg"] == "-0.050 (n=1, no interval)"
+    assert pfa_claims.authors_gaps(comparison.iloc[:0]).empty
 
 
 def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
