@@ -18,6 +18,7 @@ from typing import Any
 
 from fedlib.checks import check_device, check_seed, check_workers
 from fedlib.claims import (
+    COMPANION_CHAPTERS,
     STORED_FOLDER,
     Claim,
     stored_tier_claims,
@@ -181,6 +182,9 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
                  ray_address: str, claims_dir: str | Path, cpu_only: bool = False) -> Chapter:
     """Check a notebook's standard parameters and start its clock.
 
+    ``paper_id``: a paper's id, or a chapter of the companion's own
+    (:data:`fedlib.claims.COMPANION_CHAPTERS`).
+
     ``seed``: an integer in ``[0, SEED_LIMIT)`` (a numpy integer is taken as the
     int it holds). ``cpu_only``: the paper's engine runs on the CPU, and any other
     device is refused. ``claims_dir`` empty means the book's claims folder (where
@@ -188,7 +192,8 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     the working directory. The folder is created and a file written to it and
     removed now, so that one that cannot be written is reported before any compute.
     """
-    paper(paper_id)
+    if paper_id not in COMPANION_CHAPTERS:
+        paper(paper_id)  # a paper's chapter, or a ValueError listing the ids
     check_scale(scale)
     seed = chapter_seed(seed)
     check_workers(workers)

@@ -33,6 +33,14 @@ from fedlib.verdicts import (
 )
 
 PAPERS = PAPER_IDS
+COMPANION_CHAPTERS = ("frontier",)
+"""Chapters of the companion's own, beside the papers': their claims are all findings of
+the companion (origin ``companion``), and their claims file is read when it is there (a
+scorecard without it lacks nothing the papers claim)."""
+CHAPTERS = (*PAPERS, *COMPANION_CHAPTERS)
+"""Every chapter that writes claims: the papers, then the companion's own."""
+CHAPTER_TITLES = {"frontier": "The methods side by side (the frontier)"}
+"""How the scorecard and the landing page name a companion chapter."""
 ORIGINS = ("paper", "companion")
 """Where a claim comes from: a statement of the paper, or a finding of this companion
 (derived by it, not stated by the paper). The scorecard tallies the paper's claims only."""
@@ -81,8 +89,11 @@ class Claim:
     restated: str = ""
 
     def __post_init__(self) -> None:
-        if self.paper not in PAPERS:
-            raise ValueError(f"unknown paper id {self.paper!r}; valid ids: {', '.join(PAPERS)}")
+        if self.paper not in CHAPTERS:
+            raise ValueError(f"unknown paper id {self.paper!r}; valid ids: {', '.join(CHAPTERS)}")
+        if self.paper in COMPANION_CHAPTERS and self.origin != "companion":
+            raise ValueError(f"the claims of the {self.paper} chapter are findings of the "
+                             f"companion (origin 'companion'), got origin {self.origin!r}")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
         if not isinstance(self.claim_id, str) or not _ID.fullmatch(self.claim_id):
@@ -116,8 +127,8 @@ class ClaimSheet:
     """
 
     def __init__(self, paper: str, scale: str) -> None:
-        if paper not in PAPERS:
-            raise ValueError(f"unknown paper id {paper!r}; valid ids: {', '.join(PAPERS)}")
+        if paper not in CHAPTERS:
+            raise ValueError(f"unknown paper id {paper!r}; valid ids: {', '.join(CHAPTERS)}")
         self.paper = paper
         self.scale = scale
         self.claims: list[Claim] = []
@@ -222,7 +233,7 @@ def read_claims(folder: Path) -> list[Claim]:
     claims: list[Claim] = []
     for path in sorted(Path(folder).glob("*.json")):
         claims.extend(load_claims(path))
-    order = {p: i for i, p in enumerate(PAPERS)}
+    order = {p: i for i, p in enumerate(CHAPTERS)}
     return sorted(claims, key=lambda c: order[c.paper])
 
 
@@ -250,7 +261,7 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
         raise ScorecardError(f"no claims folder at {folder}: run `make rebuild-all` first "
                              "(the notebooks write their claims there)")
     problems: list[str] = []
-    known = {f"{paper}.json" for paper in PAPERS}
+    known = {f"{paper}.json" for paper in CHAPTERS}
     stray = sorted(p.name for p in folder.glob("*.json") if p.name not in known)
     if stray:
         problems.append(f"stray claims files {', '.join(stray)}: only <paper>.json files "
@@ -262,7 +273,7 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
         problems.append(f"no claims from {', '.join(missing)}: run `make rebuild-all` "
                         "(or those notebooks) first")
     claims: list[Claim] = []
-    for paper in PAPERS:
+    for paper in CHAPTERS:
         path = folder / f"{paper}.json"
         if not path.is_file():
             claims.extend(unstored.get(paper, []))
@@ -310,7 +321,7 @@ def _unstored_tier_claims(folder: Path) -> dict[str, list[Claim]]:
     build's tier (taken from the other papers' claims, else ``quick``), saying why, so
     that the scorecard still lists the paper with the same claims at both tiers."""
     stored = Path(folder) / STORED_FOLDER
-    markers = {paper: folder / f"{paper}.missing" for paper in PAPERS
+    markers = {paper: folder / f"{paper}.missing" for paper in CHAPTERS
                if not (folder / f"{paper}.json").is_file()
                and (folder / f"{paper}.missing").is_file()
                and (stored / f"{paper}.json").is_file()}
@@ -351,7 +362,7 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
     claims: list[Claim] = []
     if not folder.is_dir():
         return claims
-    for paper in PAPERS:
+    for paper in CHAPTERS:
         mine = [c for c in main if c.paper == paper]
         if not mine or all(c.scale == STORED_TIER for c in mine):
             continue
@@ -474,7 +485,7 @@ def aligned_tiers(claims: Sequence[Claim]) -> list[Claim]:
     evaluates a claim and another does not, the other gets it as NOT-RUN saying so, so
     that every tier tallies the same set."""
     out = list(claims)
-    for paper in PAPERS:
+    for paper in CHAPTERS:
         mine = [c for c in claims if c.paper == paper]
         tiers = _tiers(mine)
         for group in by_claim(mine):
@@ -627,6 +638,9 @@ def _filter_form(claims: Sequence[Claim]) -> str:
 
     papers = "".join(f'<option value="{e.id}">{_html(e.reference)}</option>'
                      for e in ENTRIES if any(c.paper == e.id for c in claims))
+    papers += "".join(f'<option value="{chapter}">{_html(CHAPTER_TITLES[chapter])}</option>'
+                      for chapter in COMPANION_CHAPTERS if any(c.paper == chapter
+                                                               for c in claims))
     statuses = "".join(f'<option value="{_BADGE[s]}">{s}</option>' for s in STATUSES)
     tiers = "".join(f'<option value="{_html(t)}">{_html(t)}</option>'
                     for t in _tiers(claims) if t)
@@ -735,8 +749,27 @@ def scorecard_markdown(claims: Sequence[Claim], runs: Path | None = None) -> str
                      f"Findings of the companion ({len(own)}, not tallied)</summary>",
                      *(_claim_row(g, hrefs[id(g)]) for g in own), "</details>"]
         lines += ['<div class="scorecard">', *rows, "</div>", ""]
+    for chapter in COMPANION_CHAPTERS:
+        lines += _companion_section(chapter, [c for c in claims if c.paper == chapter], runs)
     lines.append(_FILTER_SCRIPT)
     return "\n".join(lines) + "\n"
+
+
+def _companion_section(chapter: str, mine: Sequence[Claim], runs: Path | None) -> list[str]:
+    """The scorecard's section of a companion chapter: its findings, folded as the
+    papers' companion findings are (none: no section)."""
+    if not mine:
+        return []
+    labels = chapter_labels(Path(runs) / f"{chapter}.ipynb") if runs else set()
+    groups = by_claim(mine)
+    rows = ['<details class="companion-findings"><summary class="scorecard-group">'
+            f"Findings of the companion ({len(groups)}, not tallied)</summary>",
+            *(_claim_row(g, f"{chapter}.html#{claim_anchor(g[0], labels)}") for g in groups),
+            "</details>"]
+    return [f"## {CHAPTER_TITLES[chapter]}", "",
+            "No paper's claim: the companion's own findings from running the papers' methods "
+            f"side by side ([chapter]({chapter}.ipynb)).", "",
+            '<div class="scorecard">', *rows, "</div>", ""]
 
 
 def summary_figure(claims: Sequence[Claim], path: Path) -> None:

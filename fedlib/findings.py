@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fedlib.claims import (
+    CHAPTER_TITLES,
+    COMPANION_CHAPTERS,
     STORED_TIER,
     Claim,
     by_claim,
@@ -466,11 +468,25 @@ def findings_markdown(claims: Sequence[Claim], runs: Path | None = None,
                                              entry.reference, entry.title, links))]
     if not paragraphs:
         paragraphs.append("No chapter has written claims yet: run `make rebuild-all`.")
-    found = companion_findings(claims, {e.id: e.reference for e in ENTRIES}, links)
+    found = companion_findings([c for c in claims if c.paper not in COMPANION_CHAPTERS],
+                               {e.id: e.reference for e in ENTRIES}, links)
     if found:
         paragraphs += ["### What the companion found",
                        "Beyond the papers' own claims, the companion checks statements of "
                        "its own (derived by it, not stated by the papers; the tallies leave "
                        "them out):",
                        "\n".join(f"- {line}" for line in found)]
+    for chapter in COMPANION_CHAPTERS:
+        side = companion_findings([c for c in claims if c.paper == chapter],
+                                  {chapter: chapter.capitalize()}, links)
+        if side:
+            paragraphs += [f"### {CHAPTER_TITLES[chapter]}",
+                           "The papers' methods run side by side on the same federations, "
+                           "each tuned on validation data and calibrated with the same exact "
+                           f"accountant ([chapter]({links.prefix}{chapter}.ipynb)); per "
+                           "federation and privacy unit, the method with the highest mean "
+                           "client test accuracy and its margin over the runner-up, paired "
+                           "over seeds (a finding that holds: it leads; inconclusive: a tie, "
+                           "the interval contains 0):",
+                           "\n".join(f"- {line}" for line in side)]
     return "\n\n".join(paragraphs) + "\n"

@@ -1,0 +1,247 @@
+"""Figures and tables of the frontier chapter.
+
+Every number a figure draws comes from a tidy table computed first (:func:`points`,
+:func:`fairness_points`, :func:`cost_points`), so that the figure's CSV (written by
+:func:`fedlib.plots.glue_figure` from the artists) holds exactly those numbers: the mean
+over seeds of each point and, as the ends of its error bar, its 95% interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fedlib.frontier.methods import METHODS
+from fedlib.verdicts import difference, estimate
+
+__all__ = [
+    "DATASET_NAMES",
+    "NO_PRIVACY",
+    "accuracy_figure",
+    "best_method_table",
+    "cost_figure",
+    "cost_points",
+    "epsilon_label",
+    "fairness_figure",
+    "fairness_points",
+    "points",
+]
+
+DATASET_NAMES = {"har-subjects": "HAR (subjects)", "femnist-writers": "FEMNIST (writers)",
+                 "mnist-shards": "MNIST (label shards)"}
+UNIT_NAMES = {"example": "example-level DP, untrusted server",
+              "user": "user-level DP, trusted aggregator"}
+ORDER = [m.name for m in METHODS]
+COLORS = dict(zip(ORDER, plt.get_cmap("tab10").colors, strict=False))
+MARKERS = dict(zip(ORDER, "osD^v<>P", strict=False))
+NO_PRIVACY = "none"
+"""How a run without privacy is labelled where epsilon is written."""
+
+
+def epsilon_label(eps: float) -> str:
+    """``"1"``, ``"0.5"`` or :data:`NO_PRIVACY` for infinity."""
+    return NO_PRIVACY if not math.isfinite(eps) else f"{eps:g}"
+
+
+def _ordered(frame: pd.DataFrame, column: str, order: Sequence[str]) -> list[str]:
+    present = set(frame[column])
+    return [v for v in order if v in present] + sorted(present - set(order))
+
+
+def _x_positions(epsilons: Sequence[float]) -> dict[float, float]:
+    """Where each epsilon goes on a log axis; no privacy one doubling past the largest."""
+    finite = sorted(e for e in epsilons if math.isfinite(e))
+    top = 2 * finite[-1] if finite else 1.0
+    return {e: (e if math.isfinite(e) else top) for e in epsilons}
+
+
+def points(runs: pd.DataFrame, value: str = "test_accuracy") -> pd.DataFrame:
+    """Mean over seeds of ``value`` with its 95% interval, per dataset, unit, method and
+    epsilon (one row each; ``n`` seeds)."""
+    rows = []
+    for (dataset, unit, name, eps), group in runs.groupby(
+            ["dataset", "unit", "method", "epsilon"], sort=False):
+        est = estimate(group.set_index("seed")[value])
+        rows.append({"dataset": dataset, "unit": unit, "method": name, "epsilon": eps,
+                     "n": est.n, "mean": est.mean, "low": est.low, "high": est.high})
+    return pd.DataFrame(rows, columns=["dataset", "unit", "method", "epsilon", "n", "mean",
+                                       "low", "high"])
+
+
+def _panels(runs: pd.DataFrame, columns: int | None = None, size=(4.2, 3.0)):
+    datasets = _ordered(runs, "dataset", list(DATASET_NAMES))
+    units = _ordered(runs, "unit", list(UNIT_NAMES))
+    fig, axes = plt.subplots(len(datasets), columns or len(units),
+                             figsize=(size[0] * (columns or len(units)), size[1] * len(datasets)),
+                             squeeze=False)
+    return fig, axes, datasets, units
+
+
+def accuracy_figure(runs: pd.DataFrame, value: str = "test_accuracy",
+                    ylabel: str = "mean client test accuracy") -> plt.Figure:
+    """``value`` against epsilon, one panel per dataset (rows) and unit (columns), one
+    line per method: the mean over seeds, with its 95% interval as an error bar whose
+    ends are drawn as ticks (so that the figure's CSV holds them). The run without
+    privacy sits one doubling right of the largest epsilon, labelled "none"."""
+    table = points(runs, value)
+    fig, axes, datasets, units = _panels(runs)
+    for r, dataset in enumerate(datasets):
+        for c, unit in enumerate(units):
+            ax = axes[r][c]
+            here = table[(table["dataset"] == dataset) & (table["unit"] == unit)]
+            where = _x_positions(sorted(set(here["epsilon"])))
+            for name in _ordered(here, "method", ORDER):
+                line = here[here["method"] == name].sort_values("epsilon")
+                x = line["epsilon"].map(where).to_numpy(float)
+                color = COLORS.get(name)
+                ax.plot(x, line["mean"], marker=MARKERS.get(name, "o"), color=color,
+                        label=name, lw=1.4, ms=4)
+                finite = np.isfinite(line["low"].to_numpy(float))
+                if finite.any():
+                    ax.vlines(x[finite], line["low"][finite], line["high"][finite],
+                              color=color, lw=0.8, alpha=0.7)
+                    ax.plot(x[finite], line["low"][finite], ls="none", marker="_",
+                            color=color, label=f"_{name} 95% low")
+                    ax.plot(x[finite], line["high"][finite], ls="none", marker="_",
+                            color=color, label=f"_{name} 95% high")
+            ax.set_xscale("log")
+            ticks = sorted(where.values())
+            ax.set_xticks(ticks, [epsilon_label(e) for e in sorted(where)])
+            ax.minorticks_off()
+            ax.set_title(f"{DATASET_NAMES.get(dataset, dataset)}: {unit} unit", fontsize=10)
+            ax.set_xlabel("target epsilon (delta = 1e-5)")
+            ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, ncols=2)
+    fig.tight_layout()
+    return fig
+
+
+def fairness_points(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, unit, method and epsilon: the mean over seeds of the mean client
+    accuracy, of the worst-decile client accuracy and of the variance of the clients'
+    test losses."""
+    keys = ["dataset", "unit", "method", "epsilon"]
+    return (runs.groupby(keys, sort=False)[["test_accuracy", "worst_decile_accuracy",
+                                           "test_loss_variance"]]
+            .mean().reset_index())
+
+
+def fairness_figure(runs: pd.DataFrame) -> plt.Figure:
+    """Worst-decile client accuracy (left) and variance of the clients' test losses
+    (right) against mean client accuracy, one row per dataset; one point per method,
+    unit and epsilon (mean over seeds): filled markers example unit, open markers user
+    unit."""
+    table = fairness_points(runs)
+    datasets = _ordered(runs, "dataset", list(DATASET_NAMES))
+    fig, axes = plt.subplots(len(datasets), 2, figsize=(9.0, 3.2 * len(datasets)),
+                             squeeze=False)
+    for r, dataset in enumerate(datasets):
+        here = table[table["dataset"] == dataset]
+        for c, (column, label) in enumerate((
+                ("worst_decile_accuracy", "worst-decile client accuracy"),
+                ("test_loss_variance", "variance of client test losses"))):
+            ax = axes[r][c]
+            for unit in _ordered(here, "unit", list(UNIT_NAMES)):
+                for name in _ordered(here[here["unit"] == unit], "method", ORDER):
+                    part = here[(here["unit"] == unit) & (here["method"] == name)]
+                    color = COLORS.get(name)
+                    ax.scatter(part["test_accuracy"], part[column], s=22,
+                               marker=MARKERS.get(name, "o"),
+                               facecolors=color if unit == "example" else "none",
+                               edgecolors=color, label=f"{name} ({unit})")
+            ax.set_xlabel("mean client test accuracy")
+            ax.set_ylabel(label)
+            ax.set_title(DATASET_NAMES.get(dataset, dataset), fontsize=10)
+            ax.grid(alpha=0.3)
+            if column == "test_loss_variance":
+                ax.set_yscale("log")
+        axes[r][0].legend(fontsize=6, ncols=2)
+    fig.tight_layout()
+    return fig
+
+
+def cost_points(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, unit and method: uplink bytes per round and CPU seconds of the chosen
+    fit, each the mean over every run (targets and seeds)."""
+    return (runs.groupby(["dataset", "unit", "method"], sort=False)
+            [["uplink_bytes_per_round", "fit_cpu_seconds", "tune_cpu_seconds"]]
+            .mean().reset_index())
+
+
+def cost_figure(runs: pd.DataFrame) -> plt.Figure:
+    """Uplink bytes per round (top row) and CPU seconds per fit (bottom row) per method,
+    one column per dataset, one bar per unit (mean over targets and seeds)."""
+    table = cost_points(runs)
+    datasets = _ordered(runs, "dataset", list(DATASET_NAMES))
+    fig, axes = plt.subplots(2, len(datasets), figsize=(4.4 * len(datasets), 6.4),
+                             squeeze=False)
+    units = _ordered(table, "unit", list(UNIT_NAMES))
+    width = 0.8 / max(len(units), 1)
+    for c, dataset in enumerate(datasets):
+        here = table[table["dataset"] == dataset]
+        names = _ordered(here, "method", ORDER)
+        for r, (column, label) in enumerate((("uplink_bytes_per_round", "uplink bytes per round"),
+                                             ("fit_cpu_seconds", "CPU seconds per fit"))):
+            ax = axes[r][c]
+            for k, unit in enumerate(units):
+                part = here[here["unit"] == unit].set_index("method")
+                xs = [i + (k - (len(units) - 1) / 2) * width
+                      for i, name in enumerate(names) if name in part.index]
+                ys = [float(part.loc[name, column]) for name in names if name in part.index]
+                ax.bar(xs, ys, width=width, label=unit, color=("#4c72b0", "#dd8452")[k % 2])
+            ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+            ax.set_ylabel(label)
+            ax.set_title(DATASET_NAMES.get(dataset, dataset), fontsize=10)
+            ax.grid(axis="y", alpha=0.3)
+            ax.legend(fontsize=7, title="unit", title_fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def best_method_table(runs: pd.DataFrame, value: str = "test_accuracy") -> pd.DataFrame:
+    """Per dataset, unit and epsilon: the method with the highest mean ``value`` over
+    seeds, the runner-up, and the leader's margin over it, paired seed by seed, with its
+    95% interval. ``verdict`` is ``leads`` when the interval lies above 0 and ``tie``
+    when it contains 0 (or cannot be formed: one seed)."""
+    rows = []
+    for (dataset, unit, eps), group in runs.groupby(["dataset", "unit", "epsilon"],
+                                                    sort=False):
+        means = group.groupby("method")[value].mean().sort_values(ascending=False,
+                                                                   kind="stable")
+        if len(means) < 2:
+            continue
+        leader, runner = means.index[0], means.index[1]
+        by_seed = {name: group[group["method"] == name].set_index("seed")[value]
+                   for name in (leader, runner)}
+        d = difference(by_seed[leader], by_seed[runner])
+        lead = math.isfinite(d.low) and d.low > 0
+        rows.append({"dataset": dataset, "unit": unit, "epsilon": eps,
+                     "best": leader, "best mean": float(means.iloc[0]),
+                     "runner-up": runner, "runner-up mean": float(means.iloc[1]),
+                     "margin": d.mean, "margin low": d.low, "margin high": d.high,
+                     "seeds": d.n, "verdict": "leads" if lead else "tie"})
+    return pd.DataFrame(rows, columns=["dataset", "unit", "epsilon", "best", "best mean",
+                                       "runner-up", "runner-up mean", "margin", "margin low",
+                                       "margin high", "seeds", "verdict"])
+
+
+def shown_best_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`best_method_table` as a page shows it: epsilon written out, the margin with
+    its interval in one column."""
+    def interval(row: pd.Series) -> str:
+        if not math.isfinite(row["margin low"]):
+            return f"{row['margin']:+.3f} (one seed, no interval)"
+        return f"{row['margin']:+.3f} [{row['margin low']:+.3f}, {row['margin high']:+.3f}]"
+
+    return pd.DataFrame({
+        "dataset": table["dataset"].map(lambda d: DATASET_NAMES.get(d, d)),
+        "unit": table["unit"], "epsilon": table["epsilon"].map(epsilon_label),
+        "best": table["best"], "accuracy": table["best mean"].round(3),
+        "runner-up": table["runner-up"], "runner-up accuracy": table["runner-up mean"].round(3),
+        "margin [95% interval]": table.apply(interval, axis=1), "verdict": table["verdict"],
+    })

@@ -1,0 +1,175 @@
+"""The frontier's presentation: the best-method table's tie rule, the figures' numbers
+against the tables they are drawn from, and the findings on the scorecard and landing
+page."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+matplotlib.use("Agg")
+
+from fedlib.claims import Claim, ClaimSheet, checked_claims, scorecard_markdown, write_claims
+from fedlib.findings import findings_markdown
+from fedlib.frontier import claims as fr_claims
+from fedlib.frontier import figures as ff
+from fedlib.plots import figure_table
+from fedlib.verdicts import HOLDS, INCONCLUSIVE
+
+
+def _frame(values: dict[tuple[str, str, float], list[float]], dataset: str = "har-subjects"
+           ) -> pd.DataFrame:
+    """Runs by hand: (unit, method, epsilon) -> test accuracy per seed 0, 1, 2, ..."""
+    rows = []
+    for (unit, name, eps), accs in values.items():
+        for seed, acc in enumerate(accs):
+            rows.append({"dataset": dataset, "unit": unit, "method": name, "epsilon": eps,
+                         "seed": seed, "test_accuracy": acc,
+                         "worst_decile_accuracy": acc - 0.2,
+                         "test_loss_variance": 0.01 * (1 + seed),
+                         "uplink_bytes_per_round": 0.0 if name == "local" else 4000.0,
+                         "fit_cpu_seconds": 0.5 + seed, "tune_cpu_seconds": 3.0,
+                         "spent_epsilon_max": 0.0 if name == "local" else min(eps, 1e9),
+                         "noise_multiplier": 1.0})
+    return pd.DataFrame(rows)
+
+
+HAND = _frame({
+    # at epsilon 1: a beats b on every seed by 0.10, 0.12, 0.08: a leads
+    ("example", "a", 1.0): [0.80, 0.82, 0.78],
+    ("example", "b", 1.0): [0.70, 0.70, 0.70],
+    ("example", "c", 1.0): [0.50, 0.55, 0.60],
+    # at epsilon 4: a is ahead on average, but not on every seed: a tie
+    ("example", "a", 4.0): [0.90, 0.70, 0.86],
+    ("example", "b", 4.0): [0.70, 0.80, 0.84],
+    ("example", "c", 4.0): [0.10, 0.10, 0.10],
+    ("example", "a", math.inf): [0.95, 0.95, 0.95],
+    ("example", "b", math.inf): [0.90, 0.91, 0.92],
+})
+
+
+def _t_interval(diffs: list[float]) -> tuple[float, float, float]:
+    d = np.asarray(diffs)
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    return d.mean(), d.mean() - half, d.mean() + half
+
+
+def test_best_method_table_names_the_leader_and_calls_a_tie_a_tie():
+    table = ff.best_method_table(HAND).set_index("epsilon")
+    lead = table.loc[1.0]
+    assert (lead["best"], lead["runner-up"], lead["verdict"]) == ("a", "b", "leads")
+    mean, low, high = _t_interval([0.10, 0.12, 0.08])
+    assert (lead["margin"], lead["margin low"], lead["margin high"]) == pytest.approx(
+        (mean, low, high))
+    tie = table.loc[4.0]
+    mean, low, high = _t_interval([0.20, -0.10, 0.02])
+    assert low < 0 < high
+    assert (tie["best"], tie["runner-up"], tie["verdict"]) == ("a", "b", "tie")
+    assert (tie["margin"], tie["margin low"], tie["margin high"]) == pytest.approx(
+        (mean, low, high))
+    assert table.loc[math.inf, "verdict"] == "leads"
+
+
+def test_one_seed_is_always_a_tie():
+    one = HAND[HAND["seed"] == 0]
+    assert set(ff.best_method_table(one)["verdict"]) == {"tie"}
+
+
+def test_the_accuracy_figure_plots_the_means_and_interval_ends_of_the_points_table():
+    plotted = figure_table(ff.accuracy_figure(HAND))
+    expected = ff.points(HAND)
+    where = {1.0: 1.0, 4.0: 4.0, math.inf: 8.0}
+    for _, row in expected.iterrows():
+        x = where[row["epsilon"]]
+        for series, value in ((row["method"], row["mean"]),
+                              (f"{row['method']} 95% low", row["low"]),
+                              (f"{row['method']} 95% high", row["high"])):
+            hit = plotted[(plotted["series"] == series) & np.isclose(plotted["x"], x)]
+            assert len(hit) == 1, (series, x)
+            assert hit["y"].iloc[0] == pytest.approx(value)
+    assert len(plotted) == 3 * len(expected)
+    assert expected.loc[(expected["method"] == "a") & (expected["epsilon"] == 1.0),
+                        "mean"].iloc[0] == pytest.approx(0.80)
+
+
+def test_the_fairness_and_cost_figures_plot_their_tables(tmp_path):
+    plotted = figure_table(ff.fairness_figure(HAND))
+    table = ff.fairness_points(HAND)
+    for column in ("worst_decile_accuracy", "test_loss_variance"):
+        for _, row in table.iterrows():
+            hit = plotted[(plotted["series"] == f"{row['method']} ({row['unit']})")
+                          & np.isclose(plotted["x"], row["test_accuracy"])
+                          & np.isclose(plotted["y"], row[column])]
+            assert len(hit) >= 1
+    assert len(plotted) == 2 * len(table)
+    costs = figure_table(ff.cost_figure(HAND))
+    cost_table = ff.cost_points(HAND)
+    uplink = costs[costs["y label"] == "uplink bytes per round"]
+    assert sorted(uplink["y"]) == sorted(cost_table["uplink_bytes_per_round"])
+    cpu = costs[costs["y label"] == "CPU seconds per fit"]
+    assert sorted(cpu["y"]) == pytest.approx(sorted(cost_table["fit_cpu_seconds"]))
+    assert cost_table["fit_cpu_seconds"].iloc[0] == pytest.approx(1.5)  # (0.5 + 1.5 + 2.5) / 3
+
+
+def test_the_csv_next_to_a_figure_holds_its_plotted_numbers(tmp_path):
+    pytest.importorskip("myst_nb")
+    from fedlib.plots import glue_figure, keep_figure_data
+
+    keep_figure_data(tmp_path)
+    try:
+        glue_figure("frontier_accuracy", ff.accuracy_figure(HAND))
+    finally:
+        keep_figure_data(None)
+    written = pd.read_csv(tmp_path / "frontier_accuracy.csv")
+    expected = ff.points(HAND)
+    means = written[written["series"] == "a"].sort_values("x")["y"].to_numpy()
+    assert means == pytest.approx(expected[expected["method"] == "a"]
+                                  .sort_values("epsilon")["mean"].to_numpy())
+
+
+def test_findings_say_lead_or_tie_and_are_the_companions():
+    found = {c.claim_id: c for c in fr_claims.findings(HAND, "quick")}
+    small = found["leader-har-subjects-example-smallest-eps"]
+    assert small.status == HOLDS and small.origin == "companion" and small.paper == "frontier"
+    assert "at epsilon = 1: a has the highest mean client test accuracy" in small.text
+    assert "ahead of b" in small.text
+    assert found["leader-har-subjects-example-no-privacy"].status == HOLDS
+    tie = fr_claims.findings(HAND[HAND["epsilon"] != 1.0], "quick")[0]
+    assert tie.status == INCONCLUSIVE and "epsilon = 4" in tie.text
+
+
+def test_a_frontier_claim_must_be_a_finding_of_the_companion():
+    with pytest.raises(ValueError, match="findings of the companion"):
+        Claim("frontier", "x", HOLDS, "t", "e", scale="quick")
+    with pytest.raises(ValueError, match="unknown paper id"):
+        ClaimSheet("elsewhere", "quick")
+
+
+def _paper_claims(folder):
+    from fedlib.claims import PAPERS
+
+    for paper in PAPERS:
+        sheet = ClaimSheet(paper, "quick")
+        sheet.exact("a", True, f"{paper} claim", "1.0")
+        write_claims(folder / f"{paper}.json", sheet.claims)
+
+
+def test_the_scorecard_and_the_landing_page_list_the_frontiers_findings(tmp_path):
+    _paper_claims(tmp_path)
+    assert len(checked_claims(tmp_path)) == 5  # the frontier's file is not required
+    write_claims(tmp_path / "frontier.json", fr_claims.findings(HAND, "quick"))
+    claims = checked_claims(tmp_path)
+    assert sum(c.paper == "frontier" for c in claims) == 2
+    page = scorecard_markdown(claims)
+    assert "## The methods side by side (the frontier)" in page
+    assert 'id="claim-frontier-leader-har-subjects-example-smallest-eps"' in page
+    landing = findings_markdown(claims)
+    section = landing.split("### The methods side by side (the frontier)", 1)[1]
+    assert "a has the highest mean client test accuracy" in section
+    _, low, high = _t_interval([0.10, 0.12, 0.08])
+    assert f"0.100 \\[{low:.3f}, {high:.3f}\\]" in section  # the margin, interval escaped
