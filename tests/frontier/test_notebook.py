@@ -1,0 +1,51 @@
+"""The frontier chapter's notebook: its parameters, and a run at the smoke tier."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import require_datasets
+
+from fedlib.claims import read_claims
+from fedlib.execute import declared_parameters
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "frontier.py"
+
+
+def test_the_chapter_declares_the_standard_parameters():
+    declared = declared_parameters(NOTEBOOK)
+    for name in ("scale", "seed", "device", "workers", "ray_address", "claims_dir"):
+        assert name in declared, name
+    assert declared["scale"] == "quick" and declared["seed"] == 0
+
+
+def test_the_book_lists_the_chapter_after_the_papers():
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text())
+    files = [entry["file"] for part in toc["parts"] for entry in part["chapters"]]
+    assert files.index("generated/published/frontier") > files.index("generated/published/pfa")
+    side = next(entry for part in toc["parts"] for entry in part["chapters"]
+                if entry["file"] == "generated/published/frontier")
+    assert side["sections"][0]["file"] == "generated/frontier"
+
+
+@pytest.mark.slow
+def test_the_chapter_runs_at_the_smoke_tier(tmp_path):
+    require_datasets("hapt", "mnist", "femnist-digits")
+    from fedlib.execute import execute
+
+    output = tmp_path / "frontier.ipynb"
+    execute(NOTEBOOK, output, {"scale": "smoke", "workers": 1,
+                               "claims_dir": str(tmp_path / "claims")}, cwd=ROOT)
+    findings = [c for c in read_claims(tmp_path / "claims") if c.paper == "frontier"]
+    assert findings and {c.origin for c in findings} == {"companion"}
+    assert {c.scale for c in findings} == {"smoke"}
+    outputs = [o for cell in json.loads(output.read_text())["cells"]
+               for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    for name in ("frontier_accuracy", "frontier_fairness", "frontier_costs"):
+        assert (tmp_path / "extra" / "data" / f"{name}.csv").is_file()
