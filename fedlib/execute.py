@@ -367,23 +367,38 @@ def write_tier_note(source: str | Path, output: str | Path, text: str, *,
                        f"{text}\n")
 
 
+QUICK_TIER_PROSE: dict[str, str] = {}
+"""Chapters whose fixed prose still quotes numbers of the quick tier, with where (a
+phrase): the page leading such a chapter says so. The other chapters compute every
+number their prose quotes at the page's own tier (:mod:`fedlib.prose`)."""
+
+
 def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
     """The note (MyST) that opens a chapter's page and says which tier it is: the page
     leading the chapter (``lead``: rendered from stored runs, its other page one folder up)
-    or the chapter at the build's tier (its leading page in ``published/``)."""
+    or the chapter at the build's tier (its leading page in ``published/``). A chapter of
+    :data:`QUICK_TIER_PROSE` is said to quote quick-tier numbers where it does."""
     from fedlib.chapter import TIER_MEANINGS
 
     meaning = TIER_MEANINGS.get(scale, f"the {scale} tier")
     if lead:
+        quick_page = f"{{doc}}`the quick-tier page <../{chapter}>`"
+        prose = (f"The numbers its prose quotes are of the {scale} tier too, but where a "
+                 "paragraph names another tier for them. ")
+        if chapter in QUICK_TIER_PROSE:
+            prose = (f"The numbers its prose quotes are computed at the {scale} tier, except "
+                     f"in {QUICK_TIER_PROSE[chapter]}, written beside the quick tier: there, "
+                     f"a number is of {quick_page}. ")
         return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}, "
                 "rendered from stored runs (published in the repository or cached on the "
                 "machine that built the site; the box at the end of the page says where "
                 "they come from), with nothing computed. Every figure, table and verdict on "
-                f"it is of the {scale} tier. The chapter's fixed prose was written beside "
-                "the quick tier: where it quotes a number, that number is of "
-                f"{{doc}}`the quick-tier page <../{chapter}>`, which reruns in minutes.\n```")
+                f"it is of the {scale} tier. {prose}The chapter's other page is "
+                f"{quick_page}, which reruns in minutes.\n```")
     return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}. "
-            f"Every figure, table and verdict on it is of the {scale} tier. The papers' own "
+            f"Every figure, table and verdict on it, and every number its prose quotes but "
+            f"where a paragraph names another tier for it, is of the {scale} tier. The "
+            f"papers' own "
             f"scale is on the chapter's first page, {{doc}}`the paper tier "
             f"<published/{chapter}>`.\n```")
 
