@@ -3,7 +3,9 @@
 The frontier makes no paper's claim; its findings are the companion's own
 (``origin="companion"``). Per federation and unit, at the smallest target of the tier
 and without privacy: the method with the highest mean client test accuracy over the
-seeds, and its margin over the runner-up, paired seed by seed with its 95% interval. The
+seeds, and its margin over the runner-up, paired seed by seed with its 95% interval; at
+the smallest target also the leader of the federated methods alone (local training, which
+spends nothing, left out). The
 leader is chosen from the same runs that measure its margin (a finding, not a claim
 declared before the runs), so the verdict is read as: HOLDS, it leads (the interval lies
 above 0); INCONCLUSIVE, a tie (the interval contains 0); NOT-TESTABLE, both arms within
@@ -29,19 +31,29 @@ CHANCE = {"har-subjects": 1 / 6, "femnist-writers": 0.1, "mnist-shards": 0.1}
 
 
 def _finding_id(dataset: str, unit: str, where: str) -> str:
+    if where.startswith(FEDERATED):
+        return f"{FEDERATED}leader-{dataset}-{unit}-{where.removeprefix(FEDERATED)}"
     return f"leader-{dataset}-{unit}-{where}"
+
+
+FEDERATED = "federated-"
+"""Prefix of the findings that rank the federated methods only (local training left out)."""
 
 
 def findings(runs: pd.DataFrame, scale: str) -> list[Claim]:
     """Per federation and unit: the leader at the smallest finite epsilon and without
-    privacy, with its margin over the runner-up (see the module's text)."""
+    privacy, with its margin over the runner-up, and the leader of the federated methods
+    (local training left out) at the smallest epsilon (see the module's text)."""
     sheet = ClaimSheet(CHAPTER, scale)
-    table = best_method_table(runs)
-    for (dataset, unit), rows in table.groupby(["dataset", "unit"], sort=False):
-        finite = rows[rows["epsilon"].map(math.isfinite)]
+    overall = best_method_table(runs).assign(among="")
+    federated = best_method_table(runs, exclude=("local",)).assign(among=FEDERATED)
+    for (dataset, unit), rows in overall.groupby(["dataset", "unit"], sort=False):
+        theirs = federated[(federated["dataset"] == dataset) & (federated["unit"] == unit)]
         picks = []
-        if len(finite):
-            picks.append(("smallest-eps", finite.loc[finite["epsilon"].idxmin()]))
+        for where, table in (("smallest-eps", rows), (f"{FEDERATED}smallest-eps", theirs)):
+            finite = table[table["epsilon"].map(math.isfinite)]
+            if len(finite):
+                picks.append((where, finite.loc[finite["epsilon"].idxmin()]))
         plain = rows[~rows["epsilon"].map(math.isfinite)]
         if len(plain):
             picks.append(("no-privacy", plain.iloc[0]))
@@ -60,11 +72,16 @@ def findings(runs: pd.DataFrame, scale: str) -> list[Claim]:
                                      "leads, INCONCLUSIVE a tie"
                                  ).judge(arms[leader], arms[runner],
                                          trivial=Trivial("chance", CHANCE.get(dataset, 0.0)))
+            ranked = runs[(runs["unit"] == unit) & (runs["dataset"] == dataset)]["method"]
+            if row["among"]:
+                ranked = ranked[ranked != "local"]
+                of = f"of the {ranked.nunique()} federated methods (local training left out)"
+            else:
+                of = f"of the {ranked.nunique()} methods"
             sheet.judged(
                 _finding_id(dataset, unit, where), verdict,
                 f"{name}, {unit}-level DP, {at}: {leader} has the highest mean client test "
-                f"accuracy of the {runs[runs['unit'] == unit]['method'].nunique()} methods, "
-                f"ahead of {runner}",
+                f"accuracy {of}, ahead of {runner}",
                 origin="companion",
                 context=f"{name}, {unit} unit, {at}, {row['seeds']} seeds, each method tuned "
                         "on validation data")

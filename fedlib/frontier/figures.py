@@ -203,11 +203,14 @@ def cost_figure(runs: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def best_method_table(runs: pd.DataFrame, value: str = "test_accuracy") -> pd.DataFrame:
+def best_method_table(runs: pd.DataFrame, value: str = "test_accuracy",
+                      exclude: Sequence[str] = ()) -> pd.DataFrame:
     """Per dataset, unit and epsilon: the method with the highest mean ``value`` over
     seeds, the runner-up, and the leader's margin over it, paired seed by seed, with its
     95% interval. ``verdict`` is ``leads`` when the interval lies above 0 and ``tie``
-    when it contains 0 (or cannot be formed: one seed)."""
+    when it contains 0 (or cannot be formed: one seed). Methods in ``exclude`` (e.g.
+    ``local``) are left out of the ranking."""
+    runs = runs[~runs["method"].isin(list(exclude))]
     rows = []
     for (dataset, unit, eps), group in runs.groupby(["dataset", "unit", "epsilon"],
                                                     sort=False):

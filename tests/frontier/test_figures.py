@@ -75,6 +75,19 @@ def test_best_method_table_names_the_leader_and_calls_a_tie_a_tie():
     assert table.loc[math.inf, "verdict"] == "leads"
 
 
+def test_local_training_left_out_leaves_the_federated_methods_ranked():
+    with_local = pd.concat([HAND, _frame({("example", "local", 1.0): [0.99, 0.99, 0.98],
+                                          ("example", "local", 4.0): [0.99, 0.99, 0.98]})])
+    assert list(ff.best_method_table(with_local)["best"][:2]) == ["local", "local"]
+    federated = ff.best_method_table(with_local, exclude=("local",))
+    assert federated.equals(ff.best_method_table(HAND))
+    found = {c.claim_id: c for c in fr_claims.findings(with_local, "quick")}
+    assert found["leader-har-subjects-example-smallest-eps"].text.count("local") == 1
+    theirs = found["federated-leader-har-subjects-example-smallest-eps"]
+    assert theirs.status == HOLDS and "a has the highest" in theirs.text
+    assert "of the 3 federated methods (local training left out)" in theirs.text
+
+
 def test_one_seed_is_always_a_tie():
     one = HAND[HAND["seed"] == 0]
     assert set(ff.best_method_table(one)["verdict"]) == {"tie"}
@@ -164,7 +177,7 @@ def test_the_scorecard_and_the_landing_page_list_the_frontiers_findings(tmp_path
     assert len(checked_claims(tmp_path)) == 5  # the frontier's file is not required
     write_claims(tmp_path / "frontier.json", fr_claims.findings(HAND, "quick"))
     claims = checked_claims(tmp_path)
-    assert sum(c.paper == "frontier" for c in claims) == 2
+    assert sum(c.paper == "frontier" for c in claims) == 3
     page = scorecard_markdown(claims)
     assert "## The methods side by side (the frontier)" in page
     assert 'id="claim-frontier-leader-har-subjects-example-smallest-eps"' in page
