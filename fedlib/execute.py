@@ -367,10 +367,11 @@ def write_tier_note(source: str | Path, output: str | Path, text: str, *,
                        f"{text}\n")
 
 
-QUICK_TIER_PROSE: dict[str, str] = {}
-"""Chapters whose fixed prose still quotes numbers of the quick tier, with where (a
-phrase): the page leading such a chapter says so. The other chapters compute every
-number their prose quotes at the page's own tier (:mod:`fedlib.prose`)."""
+QUICK_TIER_PROSE: dict[str, str] = {"pfa": "the section on the authors' code"}
+"""Chapters whose prose still quotes fixed numbers in some section, not computed at the
+page's tier, with where (a phrase): the page leading such a chapter says so. The other
+chapters compute every number their prose quotes at the page's own tier
+(:mod:`fedlib.prose`)."""
 
 
 def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
@@ -386,9 +387,10 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
         prose = (f"The numbers its prose quotes are of the {scale} tier too, but where a "
                  "paragraph names another tier for them. ")
         if chapter in QUICK_TIER_PROSE:
-            prose = (f"The numbers its prose quotes are computed at the {scale} tier, except "
-                     f"in {QUICK_TIER_PROSE[chapter]}, written beside the quick tier: there, "
-                     f"a number is of {quick_page}. ")
+            prose = (f"The numbers its prose quotes are of the {scale} tier too, except in "
+                     f"{QUICK_TIER_PROSE[chapter]}, whose numbers are fixed in its text "
+                     "(written beside the quick tier's runs, or the paper tier's where it "
+                     f"says so) and are not computed on this page. ")
         return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}, "
                 "rendered from stored runs (published in the repository or cached on the "
                 "machine that built the site; the box at the end of the page says where "
