@@ -154,7 +154,8 @@ def listing(items: Iterable[object], *, escaped: bool = False) -> str:
 
 def _rows(frame: pd.DataFrame | None, where: Mapping[str, object]) -> pd.DataFrame | None:
     """The rows of ``frame`` whose columns equal ``where``'s values (None or NaN: the
-    column is empty there); None when the frame or a column is absent."""
+    column is empty there); None when the frame or a column is absent, or a wanted value
+    is itself missing."""
     if frame is None or not isinstance(frame, pd.DataFrame):
         return None
     mask = pd.Series(True, index=frame.index)
@@ -162,6 +163,8 @@ def _rows(frame: pd.DataFrame | None, where: Mapping[str, object]) -> pd.DataFra
         if column not in frame.columns:
             return None
         values = frame[column]
+        if isinstance(wanted, Missing):
+            return None
         if wanted is None or (isinstance(wanted, float) and math.isnan(wanted)):
             mask &= values.isna()
         else:

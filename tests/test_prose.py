@@ -115,6 +115,7 @@ def test_rows_a_tier_did_not_run_are_missing(runs):
     assert isinstance(mean_of(runs, "loss", method="pfa"), Missing)
     assert isinstance(mean_of(runs, "accuracy", dataset="mnist"), Missing)
     assert isinstance(mean_of(None, "accuracy"), Missing)
+    assert isinstance(mean_of(runs, "accuracy", seed=Missing()), Missing)
     assert isinstance(estimate_of(runs, "accuracy", method="pfa+"), Missing)
     assert isinstance(difference_of(runs, "accuracy", {"method": "pfa"},
                                     {"method": "pfa+"}), Missing)
