@@ -322,12 +322,12 @@ chapter.compare_tiers(all_claims)
 
 # %%
 UNSTORED = Missing("not available (that tier's runs are not stored)")
-other_scale = "quick" if chapter.scale == "paper" else "paper"
-other_setup = pad.tier(other_scale, hidden=hidden, small_r=small_r, clip_bound=clip_bound,
-                       mu=mu, local_steps=local_steps, lr=lr)
-tier_runs = {chapter.scale: runs,
-             other_scale: stored_runs(pad.run, other_setup, chapter.seed, progress=False)}
-tier_setups = {chapter.scale: setup, other_scale: other_setup}
+tier_setups = {t: setup if t == chapter.scale else
+               pad.tier(t, hidden=hidden, small_r=small_r, clip_bound=clip_bound, mu=mu,
+                        local_steps=local_steps, lr=lr) for t in ("quick", "paper")}
+tier_runs = {t: runs if t == chapter.scale else
+             stored_runs(pad.run, tier_setups[t], chapter.seed, progress=False)
+             for t in ("quick", "paper")}
 tier_finals = {t: None if r is None else pad_claims.final_losses(r) for t, r in tier_runs.items()}
 tier_claims = {t: [] if r is None else pad_claims.evaluate(r, tier_setups[t], t)
                for t, r in tier_runs.items()}
