@@ -7,8 +7,10 @@ configurations at the target and keeps the one with the best mean validation acc
 the run's row records the chosen fit's test results per client, summarised (mean client
 accuracy, the worst decile of clients, the variance of the clients' test losses), the
 largest epsilon any client spent (checked against the target here, again, before the row
-is kept), the uplink bytes per round and the CPU seconds of the fit and of the whole
-tuning.
+is kept) and the uplink bytes per round. Every run is a sweep call of its own, so that
+the CPU seconds the sweep records with it (its provenance) are those of its tuning and
+chosen fit; the row holds only what the code computes, so that a run computed again
+gives the same row.
 
 The module follows the experiment protocol of the papers' chapters: :data:`TIERS` and
 :func:`tier`, :func:`configs`, :data:`BATCHED`, the sweep runner :func:`run_group` and
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -187,7 +188,8 @@ def configs(setup: FrontierSetup, seed: int, *, datasets: Sequence[str] | None =
 
 
 BATCHED = ("unit", "method", "epsilon")
-"""Runs on the same federation (dataset, sizes, seed, schedule) share one runner call."""
+"""Fields in which runs on the same federation (dataset, sizes, seed, schedule) differ; a
+runner call may take several, though :func:`run` gives it one at a time."""
 
 
 @lru_cache(maxsize=4)
@@ -202,8 +204,14 @@ def worst_decile(accuracy: np.ndarray) -> float:
     return float(values[:count].mean())
 
 
+def _numbers(values) -> str:
+    """Numbers as text, comma-separated, six significant digits (a per-client column)."""
+    return ",".join(f"{float(v):.6g}" for v in values)
+
+
 def run_group(group: list[dict[str, Any]]) -> list[pd.DataFrame]:
-    """Sweep runner: each run of one federation and seed tuned and fitted in turn."""
+    """Sweep runner: each run of one federation and seed tuned and fitted in turn (the
+    federation loaded once per process)."""
     check_group(group, BATCHED)
     first = group[0]
     federation = _federation(first["dataset"], json.dumps(first["federation"], sort_keys=True),
@@ -214,10 +222,8 @@ def run_group(group: list[dict[str, Any]]) -> list[pd.DataFrame]:
         unit = PrivacyUnit(config["unit"])
         eps = config["epsilon"]
         target = Target(math.inf if eps is None else eps, config["delta"])
-        started = time.process_time()
         result = tune(m, federation, unit, target, config["seed"], rounds=config["rounds"],
                       local_steps=config["local_steps"])
-        tune_seconds = time.process_time() - started
         out = result.outcome
         check_within_target(out.spent_epsilon, target)  # fit checked it; a row never lies
         hp = {f.name: getattr(result.best, f.name) for f in fields(result.best)}
@@ -236,13 +242,11 @@ def run_group(group: list[dict[str, Any]]) -> list[pd.DataFrame]:
             "spent_epsilon_max": float(np.max(out.spent_epsilon)),
             "noise_multiplier": out.noise_multiplier,
             "uplink_bytes_per_round": out.uplink_bytes_per_round,
-            "fit_cpu_seconds": out.cpu_seconds,
-            "tune_cpu_seconds": tune_seconds,
             "configs_tried": len(result.scores),
             "hparams": json.dumps(hp, sort_keys=True),
-            "val_scores": json.dumps([round(s, 6) for _, s in result.scores]),
-            "client_test_accuracy": json.dumps([round(float(a), 6) for a in out.test_accuracy]),
-            "client_test_loss": json.dumps([round(float(a), 6) for a in out.test_loss]),
+            "val_scores": _numbers(s for _, s in result.scores),
+            "client_test_accuracy": _numbers(out.test_accuracy),
+            "client_test_loss": _numbers(out.test_loss),
         }]))
     return tables
 
@@ -250,7 +254,8 @@ def run_group(group: list[dict[str, Any]]) -> list[pd.DataFrame]:
 def run(setup: FrontierSetup, seed: int, *, datasets: Sequence[str] | None = None,
         workers: int | None = None, ray_address: str | None = None,
         progress: bool = True) -> pd.DataFrame:
-    """Every run of the tier (cached, resumable): one row per run."""
+    """Every run of the tier (cached, resumable): one row per run, each run a runner call
+    of its own (the federation is built once per process and seed)."""
     return sweep(EXPERIMENT, configs(setup, seed, datasets=datasets), run_group,
-                 batched=BATCHED, max_group_size=12, workers=workers,
+                 batched=BATCHED, max_group_size=1, workers=workers,
                  ray_address=ray_address, progress=progress)
