@@ -11,6 +11,7 @@ import pytest
 from conftest import require_datasets
 
 from fedlib.frontier import experiment as fx
+from fedlib.frontier.figures import run_cpu_seconds
 from fedlib.frontier.interface import GRID_SIZE, TuneResult
 from fedlib.frontier.methods import METHODS, method
 from fedlib.frontier.privacy import BudgetExceededError, PrivacyUnit
@@ -105,6 +106,10 @@ def test_a_run_through_the_sweep_is_cached_and_a_second_call_computes_nothing(
     store = ResultStore(fx.EXPERIMENT)
     keys = [run_key(c, fx.run_group.__module__) for c in _all_configs()]
     assert all(store.has(k) for k in keys)
+    assert all(store.provenance(k)["group_size"] == 1 for k in keys)  # one run per call
+    cpu = run_cpu_seconds(first)
+    assert list(cpu) == [store.provenance(k)["group_cpu_seconds"] for k in first["run_key"]]
+    assert (cpu > 0).all()
 
     def computing(*args, **kwargs):
         raise AssertionError("a cached run was computed again")
