@@ -420,11 +420,11 @@ def dnn_value(method, epsilon, column):
 dnn_seeds = len(dd.run_seeds(paper_setup, seed, "mnist-dnn"))
 low_eps, high_eps = paper_setup.compare_epsilons
 say("The paper tier's DNN runs have {seeds} seed(s){consequence}. There, at "
-    "$\\varepsilon={low:g}$, DP-APPLE reaches a test accuracy of {apple_low:.3f} against "
+    "ε = {low:g}, DP-APPLE reaches a test accuracy of {apple_low:.3f} against "
     "DP-Ditto's {ditto_low:.3f}, and at {high:g} {apple_high:.3f} against {ditto_high:.3f}; "
     "the std of the personal training losses (lower is fairer) is {apple_std_low:.3f} "
     "against {ditto_std_low:.3f} and {apple_std_high:.3f} against {ditto_std_high:.3f} "
-    "(means over $T$ and seeds). Its logistic-regression panel has {mlr_seeds} seeds, and "
+    "(means over T and seeds). Its logistic-regression panel has {mlr_seeds} seeds, and "
     "the Figure 5 claims on it are judged at both tiers.",
     seeds=dnn_seeds,
     consequence=(", so its claims on the DNN are not run until more repeats are computed; "

@@ -289,9 +289,9 @@ private_main = private_main[private_main["epsilon"].notna() & (private_main["lam
 noise_table = hu_claims.noise_against_signal(
     private_main, train[0][0].shape[1], setup.n_min, int(hu.task_sizes(train).min()), lam,
     hu.xi_value(xi, len(train)), len(train))
-say("With Theorem 5's multipliers (noise scale 1, $\\varepsilon=8$), one round's upload "
+say("With Theorem 5's multipliers (noise scale 1, ε = 8), one round's upload "
     "noise is {ratio:.0f} times the largest signal an upload can carry, and each dual "
-    "variable, which lives in $[0, 1]$, gets noise of standard deviation {dual:.3f} on the "
+    "variable, which lives in [0, 1], gets noise of standard deviation {dual:.3f} on the "
     "smallest device every round, at this tier's rounds and sampling:",
     ratio=mean_of(noise_table, "upload noise / largest signal, per round", epsilon=hu.EPSILON,
                   **{"noise scale": 1.0}),

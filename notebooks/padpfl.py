@@ -388,9 +388,9 @@ say("The paper tier's wider network lowers {lowered} of the {n_np} non-private f
     "claims keep {np_same} of their {np_total} verdicts from one tier to the other. S2's "
     "three best assignments and S3's three lie within {spread_q:.3f} nats of each other "
     "at the quick tier and {spread_p:.3f} at the paper tier (the margin is 0.02). At "
-    "$\\varepsilon=5$ and $R=T$ the paper tier's final loss is {ratio_lo:.1f} to "
+    "ε = 5 and R = T the paper tier's final loss is {ratio_lo:.1f} to "
     "{ratio_hi:.1f} times the quick tier's, scenario by scenario. The private runs at "
-    "$R=T$ that end above the loss they started from: {above_q} of {arms_q} arms at the "
+    "R = T that end above the loss they started from: {above_q} of {arms_q} arms at the "
     "quick tier, {above_p} of {arms_p} at the paper tier, with a test accuracy of at most "
     "{acc_q:.3f} and {acc_p:.3f}. The claims that rank those runs are {ranked_q} at the "
     "quick tier and {ranked_p} at the paper tier, and the claim that they converge "
@@ -453,17 +453,18 @@ alone = search_table[search_table["stage"] == "one factor"]
 SCORE = "mean private test accuracy"
 moved = {"the hidden width": alone[alone["hidden"] != setup.hidden],
          "the local steps": alone[alone["local steps"] != setup.local_steps],
-         "$B$": alone[alone["B"] != setup.clip]}
+         "the clipping bound B": alone[alone["B"] != setup.clip]}
 best_alone = {name: float(rows[SCORE].max()) if len(rows) else Missing()
               for name, rows in moved.items()}
 found = {name: v for name, v in best_alone.items() if isinstance(v, float)}
 say("Moved alone, the factors reach a mean private test accuracy of at most {width:.3f} "
-    "(the hidden width), {steps:.3f} (the local steps) and {clip:.3f} ($B$), against "
-    "{centre:.3f} at this tier's setting: the largest lever at this tier is {lever}.",
+    "(the hidden width), {steps:.3f} (the local steps) and {clip:.3f} (the clipping bound "
+    "B), against {centre:.3f} at this tier's setting: the largest lever at this tier is "
+    "{lever}.",
     width=best_alone["the hidden width"], steps=best_alone["the local steps"],
-    clip=best_alone["$B$"],
+    clip=best_alone["the clipping bound B"],
     centre=mean_of(search_table, SCORE, stage="the tier's setting"),
-    lever=max(found, key=found.get).replace("$B$", "the clipping bound B") if found
+    lever=max(found, key=found.get) if found
     else Missing())
 
 # %% [markdown]
@@ -477,12 +478,12 @@ say("Moved alone, the factors reach a mean private test accuracy of at most {wid
 # %%
 regime_s1 = regime[(regime["scenario"] == "S1") & (regime["round"] == regime["round"].max())]
 regime_start = pad_claims.start_loss(regime, "S1")
-say("Combined, at the best values (hidden width {hidden}, {steps} local steps, $B={clip:g}$; "
-    "S1, $R=T$, this tier's seeds), the weighted private run at $\\varepsilon=20$ ends at a "
+say("Combined, at the best values (hidden width {hidden}, {steps} local steps, B = {clip:g}; "
+    "S1, R = T, this tier's seeds), the weighted private run at ε = 20 ends at a "
     "final loss of {loss20:.3f} against an initial loss of {start:.3f}, with a test accuracy "
     "of {acc20:.3f} (a run that learns needs 0.3 beyond its interval), and the run with equal "
     "factors at {loss20eq:.3f} and {acc20eq:.3f} (regime-private-learns-eps20: **{v20}**). "
-    "At $\\varepsilon=5$ the weighted run ends at {loss5:.3f} with a test accuracy of "
+    "At ε = 5 the weighted run ends at {loss5:.3f} with a test accuracy of "
     "{acc5:.3f} (regime-private-learns-eps5: **{v5}**). The search is small and one factor "
     "at a time, so it cannot show that no regime exists in which every private curve of the "
     "paper learns.",
@@ -568,7 +569,7 @@ say("Weighted minus uniform final loss, in nats, at this tier. At the paper's no
     "run's (smaller) noise given to the weighted run: {s1_small:.3f} and {s2_small:.3f}. "
     "The explanation that the noise, not the weights, puts the weighted run behind "
     "reads **{v1}** in S1 and **{v2}** in S2 (ablation-noise-explains-gap-S1 and -S2). In S3 "
-    "the clients of 50 examples set $\\sigma_C$ three times higher: at the paper's noise "
+    "the clients of 50 examples set σ_C three times higher: at the paper's noise "
     "the weighted run ends {s3_paper:.3f} from the uniform one, the arms' test accuracy "
     "lies between {s3_lo:.2f} and {s3_hi:.2f}, and the claim there reads **{v3}**.",
     s1_paper=ablation_gap("S1", "weighted", "uniform"),

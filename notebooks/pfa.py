@@ -228,7 +228,7 @@ if fig6.empty:
     say("Figure 6 is {missing}, so `fig6b-random-projection-poor` reads **{status}** here.",
         missing=Missing(), status=status_of(claims, "fig6b-random-projection-poor"))
 else:
-    say("At this tier, over {seeds} seed(s) at $k={k}$, PFA with the public subspace used "
+    say("At this tier, over {seeds} seed(s) at k = {k}, PFA with the public subspace used "
         "linearly ends at {public:.3f} and with the random one at {random:.3f} (public minus "
         "random, in points: {gap:.1f}), and `fig6b-random-projection-poor` reads **{status}**.",
         seeds=fig6["seed"].nunique() if len(fig6) else Missing(), k=k_small,
@@ -582,7 +582,7 @@ fig6_gaps = {form: [abs(float(e.mean)) for kk in sorted(fig6["k"].unique()) if k
              for form, (public, random) in fig6_pairs.items()}
 say("Measured at this tier: under Uniform and Gauss budgets (Figure 4) FedAvg ends at "
     "{fedavg_u:.3f} and {fedavg_g:.3f}, PFA at {pfa_u:.3f} and {pfa_g:.3f}. In Figure 6b, "
-    "at $k \\le 10$, the public and the random subspace end at most {centred:.1f} points "
+    "at k ≤ 10, the public and the random subspace end at most {centred:.1f} points "
     "apart on the mean in the released code's centred form and {linear:.1f} in the text's "
     "linear form.",
     fedavg_u=mean_of(fig4_final, "accuracy", distribution="uniform", **method("fedavg")),

@@ -257,10 +257,10 @@ script_counts = holding(script_rows)
 script_same = len(script_rows) > 0 and script_counts.min() == script_counts.max()
 say("The global plateau holds at: {plateau}. Global learning is the fastest early in every "
     "panel at {n_fastest} of the {n_settings} settings of the authors' instance{fastest}. "
-    + ("The script's defaults reproduce {script_lo} of the four claims at every $C${script_hi}"
+    + ("The script's defaults reproduce {script_lo} of the four claims at every C{script_hi}"
        if script_same else "The script's defaults reproduce {script_lo} to {script_hi} of "
-       "the four claims across $C$")
-    + ", the paper's stated setting (at $C=1$) {stated}: {reading}",
+       "the four claims across C")
+    + ", the paper's stated setting (at C = 1) {stated}: {reading}",
     plateau="; ".join(plateau) or "no setting", n_fastest=len(fastest),
     n_settings=len(on_authors),
     fastest=f" ({'; '.join(fastest)})" if fastest else "",
