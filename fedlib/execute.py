@@ -384,8 +384,8 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
     meaning = TIER_MEANINGS.get(scale, f"the {scale} tier")
     if lead:
         quick_page = f"{{doc}}`the quick-tier page <../{chapter}>`"
-        prose = (f"The numbers its prose quotes are of the {scale} tier too, but where a "
-                 "paragraph names another tier for them. ")
+        prose = (f"The numbers its prose quotes are of the {scale} tier too, except where a "
+                 "paragraph names another tier. ")
         if chapter in QUICK_TIER_PROSE:
             prose = (f"The numbers its prose quotes are of the {scale} tier too, except in "
                      f"{QUICK_TIER_PROSE[chapter]}, whose numbers are fixed in its text "
@@ -398,8 +398,8 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
                 f"it is of the {scale} tier. {prose}The chapter's other page is "
                 f"{quick_page}, which reruns in minutes.\n```")
     return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}. "
-            f"Every figure, table and verdict on it, and every number its prose quotes but "
-            f"where a paragraph names another tier for it, is of the {scale} tier. The "
+            f"Every figure, table and verdict on it is of the {scale} tier, and so is every "
+            f"number its prose quotes, except where a paragraph names another tier. The "
             f"papers' own "
             f"scale is on the chapter's first page, {{doc}}`the paper tier "
             f"<published/{chapter}>`.\n```")
