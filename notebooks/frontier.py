@@ -254,7 +254,7 @@ chapter.compare_tiers(findings)
 # - One common target for every client: PFA's heterogeneous budgets, the setting its
 #   projection is designed for, are not run here; PADPFL's quality groups neither.
 # - The quick tier cuts the federations (see the table above) and the schedule (ten rounds
-#   of three local steps); it took about 11 CPU-minutes on one core. The paper tier runs
+#   of three local steps); its 432 runs took about 10 CPU-minutes on one core. The paper tier runs
 #   every client and example (30 HAR volunteers, 248 FEMNIST writers, 100 MNIST shard
 #   clients), thirty rounds of five steps, six targets and five seeds: 1,080 runs, each
 #   tuning six fits. From one fit per federation at that size (4, 29 and 24 CPU-seconds),
