@@ -254,10 +254,10 @@ chapter.compare_tiers(findings)
 # - One common target for every client: PFA's heterogeneous budgets, the setting its
 #   projection is designed for, are not run here; PADPFL's quality groups neither.
 # - The quick tier cuts the federations (see the table above) and the schedule (ten rounds
-#   of three local steps); its 432 runs took about 10 CPU-minutes on one core. The paper tier runs
-#   every client and example (30 HAR volunteers, 248 FEMNIST writers, 100 MNIST shard
-#   clients), thirty rounds of five steps, six targets and five seeds: 1,080 runs, each
-#   tuning six fits. From one fit per federation at that size (4, 29 and 24 CPU-seconds),
+#   of three local steps); its 432 runs took about 10 CPU-minutes on one core. The paper
+#   tier runs every client and example (30 HAR volunteers, 248 FEMNIST writers, 100 MNIST
+#   shard clients), thirty rounds of five steps, six targets and five seeds: 1,080 runs,
+#   each tuning six fits. From one fit per federation at that size (4, 29 and 24 CPU-seconds),
 #   scaled by the quick tier's cost of each method, it needs about 22 CPU-hours; until its
 #   runs are published, the chapter's first page says they are missing.
 # - With 20 to 30 clients, user-level DP has few users to hide each one among: the noise
