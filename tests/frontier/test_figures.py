@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
 
 from fedlib.claims import Claim, ClaimSheet, checked_claims, scorecard_markdown, write_claims
 from fedlib.findings import findings_markdown
@@ -20,6 +21,13 @@ from fedlib.frontier import claims as fr_claims
 from fedlib.frontier import figures as ff
 from fedlib.plots import figure_table
 from fedlib.verdicts import HOLDS, INCONCLUSIVE
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Every figure a test draws is closed after it (other tests count open figures)."""
+    yield
+    plt.close("all")
 
 
 def _frame(values: dict[tuple[str, str, float], list[float]], dataset: str = "har-subjects"
