@@ -9,12 +9,14 @@ import jupytext
 import papermill
 import pytest
 
-from fedlib.claims import read_claims
+from fedlib.claims import COMPANION_CHAPTERS, read_claims
 from fedlib.papers import PAPERS
 from fedlib.verdicts import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [ROOT / p.notebook for p in PAPERS]
+CHAPTERS = NOTEBOOKS + [ROOT / "notebooks" / f"{name}.py" for name in COMPANION_CHAPTERS]
+"""The papers' notebooks and the companion's own chapters (which state no paper's claims)."""
 
 
 def _as_ipynb(source: Path, folder: Path) -> Path:
@@ -30,15 +32,15 @@ def _parameters_cell(path: Path) -> str:
     return cells[0].source
 
 
-@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", CHAPTERS, ids=lambda p: p.stem)
 def test_notebook_declares_the_standard_parameters(source: Path) -> None:
     cell = _parameters_cell(source)
     for name in ("scale", "seed", "device", "claims_dir"):
         assert f"\n{name} =" in f"\n{cell}", f"{source.name}: parameter {name} missing"
 
 
-def test_every_notebook_is_a_listed_paper() -> None:
-    assert sorted((ROOT / "notebooks").glob("*.py")) == sorted(NOTEBOOKS)
+def test_every_notebook_is_a_listed_paper_or_companion_chapter() -> None:
+    assert sorted((ROOT / "notebooks").glob("*.py")) == sorted(CHAPTERS)
 
 
 @pytest.mark.slow
@@ -71,7 +73,7 @@ def test_invalid_parameter_stops_the_notebook_with_a_clear_message(tmp_path: Pat
 
 
 
-@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("source", CHAPTERS, ids=lambda p: p.stem)
 def test_a_misspelt_parameter_is_refused_before_anything_runs(source: Path, tmp_path) -> None:
     import subprocess
     import sys
