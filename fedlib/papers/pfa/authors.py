@@ -115,10 +115,15 @@ AUTHORS_RDP_RUNS: tuple[AuthorsRun, ...] = (
     AuthorsRun(1, "mixgauss2", "pfa", 97, 1, 0.5555, 231),
     AuthorsRun(1, "mixgauss2", "weiavg", 95, 1, 0.7974, 277),
     AuthorsRun(4, "mixgauss1", "pfa", 97, 3, 0.7723, 411),
+    AuthorsRun(4, "mixgauss1", "pfa+", 97, 3, 0.7862, 344),
     AuthorsRun(4, "mixgauss1", "weiavg", 96, 3, 0.7194, 354),
+    AuthorsRun(10, "mixgauss1", "fedavg", 95, 4, 0.268, 197),
     AuthorsRun(10, "mixgauss1", "pfa", 96, 4, 0.7659, 519),
+    AuthorsRun(10, "mixgauss1", "pfa+", 96, 4, 0.6955, 294),
     AuthorsRun(10, "mixgauss1", "weiavg", 95, 4, 0.7983, 297),
+    AuthorsRun(10, "mixgauss2", "fedavg", 95, 4, 0.7708, 151),
     AuthorsRun(10, "mixgauss2", "pfa", 96, 4, 0.7977, 359),
+    AuthorsRun(10, "mixgauss2", "pfa+", 96, 4, 0.7938, 257),
     AuthorsRun(10, "mixgauss2", "weiavg", 95, 4, 0.8247, 302),
 )
 """Runs of the authors' code with the exact accountant's noise (:data:`RDP_PROVENANCE`), in
