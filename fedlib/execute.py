@@ -367,30 +367,19 @@ def write_tier_note(source: str | Path, output: str | Path, text: str, *,
                        f"{text}\n")
 
 
-QUICK_TIER_PROSE: dict[str, str] = {"pfa": "the section on the authors' code"}
-"""Chapters whose prose still quotes fixed numbers in some section, not computed at the
-page's tier, with where (a phrase): the page leading such a chapter says so. The other
-chapters compute every number their prose quotes at the page's own tier
-(:mod:`fedlib.prose`)."""
-
-
 def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
     """The note (MyST) that opens a chapter's page and says which tier it is: the page
     leading the chapter (``lead``: rendered from stored runs, its other page one folder up)
-    or the chapter at the build's tier (its leading page in ``published/``). A chapter of
-    :data:`QUICK_TIER_PROSE` is said to quote quick-tier numbers where it does."""
+    or the chapter at the build's tier (its leading page in ``published/``). Every chapter
+    computes the numbers its prose quotes at the page's tier (:mod:`fedlib.prose`); the
+    records of the authors' own code are fixed."""
     from fedlib.chapter import TIER_MEANINGS
 
     meaning = TIER_MEANINGS.get(scale, f"the {scale} tier")
     if lead:
         quick_page = f"{{doc}}`the quick-tier page <../{chapter}>`"
         prose = (f"The numbers its prose quotes are of the {scale} tier too, except where a "
-                 "paragraph names another tier. ")
-        if chapter in QUICK_TIER_PROSE:
-            prose = (f"The numbers its prose quotes are of the {scale} tier too, except in "
-                     f"{QUICK_TIER_PROSE[chapter]}, whose numbers are fixed in its text "
-                     "(written beside the quick tier's runs, or the paper tier's where it "
-                     f"says so) and are not computed on this page. ")
+                 "paragraph names another tier or quotes the authors' own code. ")
         return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}, "
                 "rendered from stored runs (published in the repository or cached on the "
                 "machine that built the site; the box at the end of the page says where "
@@ -399,7 +388,8 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
                 f"{quick_page}, which reruns in minutes.\n```")
     return (f"```{{note}}\n**This page is the {scale} tier**: {meaning}. "
             f"Every figure, table and verdict on it is of the {scale} tier, and so is every "
-            f"number its prose quotes, except where a paragraph names another tier. The "
+            f"number its prose quotes, except where a paragraph names another tier or "
+            f"quotes the authors' own code. The "
             f"papers' own "
             f"scale is on the chapter's first page, {{doc}}`the paper tier "
             f"<published/{chapter}>`.\n```")

@@ -142,91 +142,101 @@ _PAPER_CHANGES = {
 }
 _QUICK_CHANGES = {
     "fig3-ordering":
-        "Quick: FAILS -> INCONCLUSIVE: the old single run (seed 0) had WeiAvg above PFA and "
-        "PFA+ on MNIST-LogR (0.727 against 0.703 and 0.690); over three seeds WeiAvg beats "
-        "FedAvg and Minimum in every panel, but no panel separates PFA or PFA+ from WeiAvg "
-        "beyond the run-to-run uncertainty (PFA - WeiAvg from -0.029 [-0.13, 0.07] on "
-        "FMNIST-LogR to 0.059 [-0.19, 0.31] on MNIST-CNN). Computed again with the "
-        "current engine and seeded test subset: INCONCLUSIVE -> FAILS, on Fashion-MNIST-LogR "
-        "PFA+ cannot be a point ahead of WeiAvg (-0.032 [-0.065, 0.002]); PFA - WeiAvg runs "
-        "from -0.005 [-0.14, 0.13] (MNIST-LogR) to 0.064 [-0.24, 0.37] (MNIST-CNN).",
+        "Quick: FAILS -> INCONCLUSIVE -> FAILS: the old single run (seed 0) had WeiAvg above "
+        "PFA and PFA+ on MNIST-LogR (0.727 against 0.703 and 0.690); over three seeds no "
+        "panel separated PFA or PFA+ from WeiAvg beyond the run-to-run uncertainty. Computed "
+        "again with the seeded test subset and each client's own noise stream: on "
+        "Fashion-MNIST-LogR PFA+ cannot be a point ahead of WeiAvg (-0.031 [-0.059, "
+        "-0.004]); PFA - WeiAvg runs from -0.024 [-0.10, 0.05] (Fashion-MNIST-LogR) to "
+        "0.051 [-0.35, 0.45] (MNIST-CNN), and WeiAvg beats FedAvg and Minimum in every "
+        "panel.",
     "fig3-pfa-plus-matches-pfa":
         "Quick: FAILS -> INCONCLUSIVE: the old single run (seed 0) failed on MNIST-CNN "
-        "(PFA+ 3.1 points above PFA, 0.740 against 0.709); over three seeds every one-sided "
-        "test in the four panels is inconclusive (e.g. PFA+ + 0.03 - PFA 0.020 [-0.12, "
-        "0.16] on MNIST-CNN).",
+        "(PFA+ 3.1 points above PFA, 0.740 against 0.709); over three seeds it holds on "
+        "MNIST-LogR and every one-sided test of the three other panels is inconclusive "
+        "(e.g. PFA + 0.03 - PFA+ 0.064 [-0.19, 0.32] on MNIST-CNN).",
     "fig3-below-nonprivate":
         "Quick: HOLDS -> INCONCLUSIVE: the old single run held (NP-FedAvg does not diverge "
         "at 20 local steps); over three seeds every gap clears the point but NP-FedAvg - "
-        "WeiAvg on MNIST-LogR, 0.188 [0.007, 0.37] (WeiAvg's seeds spread from 0.61 to "
-        "0.75).",
+        "WeiAvg, 0.157 [0.009, 0.31] on MNIST-LogR and 0.308 [-0.05, 0.67] on MNIST-CNN "
+        "(WeiAvg's seeds spread widely).",
     "fig3-ordering-authors-closed-form":
         "Quick: HOLDS -> INCONCLUSIVE: the old check ran seed 10 only, where PFA was 2 to 6 "
         "points above WeiAvg with either model; the authors' three seeds include seed 1's "
-        "draw, and PFA - WeiAvg is -0.007 [-0.38, 0.37] (our LogR, MixGauss1, whose arms' "
-        "intervals reach chance: not testable) and -0.045 [-0.40, 0.31] under MixGauss2.",
+        "draw, whose arms end near chance on MixGauss1 (not testable there), and under "
+        "MixGauss2 PFA - WeiAvg is -0.042 [-0.36, 0.27] (our LogR) and -0.010 [-0.18, 0.16] "
+        "(theirs).",
     "fig3-ordering-authors-rdp":
-        "Quick: FAILS -> INCONCLUSIVE: seed 10 alone had WeiAvg above PFA under MixGauss2 "
-        "with either model, and FedAvg above WeiAvg with ours (0.726 against 0.711); over "
-        "three seeds WeiAvg leads PFA by 5 to 10 points on the mean, with intervals that "
-        "reach a PFA lead (e.g. -0.096 [-0.27, 0.08], our LogR, MixGauss2), and WeiAvg - "
-        "FedAvg under MixGauss2 is 0.000 [-0.033, 0.033].",
+        "Quick: FAILS -> INCONCLUSIVE -> FAILS: seed 10 alone had WeiAvg above PFA under "
+        "MixGauss2; over three seeds WeiAvg led PFA by 5 to 10 points on the mean with "
+        "intervals reaching a PFA lead. Computed again with each client's own noise stream, "
+        "PFA+ cannot be a point ahead of WeiAvg with our LogR (MixGauss1 -0.046 [-0.079, "
+        "-0.013], MixGauss2 -0.095 [-0.189, -0.000]); PFA - WeiAvg stays inconclusive "
+        "(-0.041 [-0.16, 0.08] and -0.092 [-0.27, 0.08]). The authors' own code given the "
+        "same noise multipliers leaves WeiAvg ahead on two of its three MixGauss1 draws "
+        "(see the section on the authors' code).",
     "fig4-pfa-robust":
         "Quick: FAILS, unchanged: under MixGauss2 FedAvg and WeiAvg are ahead of PFA beyond "
-        "the margin (PFA - FedAvg -0.054 [-0.077, -0.031]; PFA + 0.01 - WeiAvg -0.054 "
-        "[-0.088, -0.020]); under MixGauss1 PFA's lead over FedAvg holds and its tie with "
+        "the margin (PFA - FedAvg -0.056 [-0.081, -0.030]; PFA + 0.01 - WeiAvg -0.058 "
+        "[-0.076, -0.039]), and under MixGauss4 WeiAvg is (-0.052 [-0.083, -0.022]); under "
+        "MixGauss1 PFA's lead over FedAvg holds (0.195 [0.140, 0.251]) and its tie with "
         "WeiAvg is inconclusive.",
     "fig4-similar-when-uniform":
         "Quick: FAILS, unchanged: under Uniform PFA ends 12 points below FedAvg (PFA + 0.05 - "
-        "FedAvg -0.069 [-0.087, -0.051]).",
+        "FedAvg -0.068 [-0.111, -0.025]).",
     "fig4-fedavg-collapses":
-        "Quick: HOLDS, unchanged: FedAvg loses 0.08 to 0.33 from Uniform to the mixtures, "
+        "Quick: HOLDS, unchanged: FedAvg loses 0.07 to 0.33 from Uniform to the mixtures, "
         "every interval beyond 5 points.",
     "fig10-mixgauss3-gap-shrinks":
-        "Quick (LogR): HOLDS: the gaps of PFA and PFA+ over FedAvg and Minimum are 19 to 23 "
-        "points under MixGauss1 and reverse under MixGauss3 (FedAvg 7 to 9 points above PFA); "
-        "each shrinks by 0.28 to 0.30, every interval above 0.2.",
+        "Quick (LogR): HOLDS: the gaps of PFA and PFA+ over FedAvg and Minimum are 20 to 28 "
+        "points under MixGauss1 and reverse under MixGauss3 (FedAvg 9 points above PFA); "
+        "each shrinks by 0.29 to 0.35, every interval above 0.2.",
     "fig6a-small-k-best":
         "Quick: FAILS -> INCONCLUSIVE: seed 0 alone failed the old check because k=1 (0.690) "
-        "was below k=256 (0.704); over three seeds PFA+ is within 2 points at every k and no "
-        "pair is a point apart beyond its interval (k=1 - k=256: 0.002 [-0.040, 0.045]).",
+        "was below k=256 (0.704); over three seeds PFA+ is within 3.3 points at every k, "
+        "k=1 beats k=256 (0.027 [0.011, 0.043]) but not k=10 (-0.005 [-0.091, 0.080]).",
     "fig6b-random-projection-poor":
         "Quick: HOLDS -> INCONCLUSIVE: seed 0 alone had the public subspace 3.0 points ahead "
-        "at k=1 (0.703 against 0.673); over three seeds the difference is 0.095 [-0.26, "
-        "0.45], one seed's random subspace ending far below the others. Restated to the "
-        "paper's reading (the random subspace used linearly, where Algorithm 3 puts V_k): "
-        "INCONCLUSIVE -> FAILS: at k=1 the random subspace is ahead, public - random -0.019 "
-        "[-0.053, 0.014]; the centred pair, now fig6b-random-projection-centred, stays "
-        "INCONCLUSIVE (0.109 [-0.30, 0.52]).",
+        "at k=1 (0.703 against 0.673); over three seeds the centred pair is inconclusive. "
+        "Restated to the paper's reading (the random subspace used linearly, where "
+        "Algorithm 3 puts V_k): INCONCLUSIVE -> FAILS (the random subspace ahead by 1.9 "
+        "points) -> INCONCLUSIVE when computed again with each client's own noise stream: "
+        "public - random -0.010 [-0.074, 0.055] at k=1, the random subspace still ahead on "
+        "the mean; the centred pair, now fig6b-random-projection-centred, stays "
+        "INCONCLUSIVE.",
     "fig6b-random-projection-centred":
-        "Quick: INCONCLUSIVE, as the centred pair was under the old claim: 0.109 [-0.30, "
-        "0.52], one seed's random subspace ending far below the others.",
+        "Quick: INCONCLUSIVE, as the centred pair was under the old claim: 0.134 [-0.36, "
+        "0.63], one seed's random subspace ending far below the others.",
     "fig3-ordering-text":
-        "Quick: FAILS: on Fashion-MNIST-LogR the text's PFA is 1.4 points below WeiAvg "
-        "(-0.014 [-0.026, -0.002]); on MNIST-LogR it is inconclusive (0.011 [-0.11, 0.14]). "
-        "The code's PFA (fig3-ordering) is inconclusive on the same runs.",
+        "Quick: FAILS -> INCONCLUSIVE: on the first computation the text's PFA was 1.4 points "
+        "below WeiAvg on Fashion-MNIST-LogR (-0.014 [-0.026, -0.002]); computed again with "
+        "each client's own noise stream every panel is inconclusive (0.004 [-0.060, 0.069] "
+        "there, -0.009 [-0.085, 0.068] on MNIST-LogR, 0.022 [-0.31, 0.35] on MNIST-CNN): a "
+        "1.4-point gap is within what three seeds of another noise draw move.",
     "fig3-ordering-authors-rdp-text":
         "Quick: FAILS: with our LogR on MixGauss1 the text's PFA cannot be a point ahead "
-        "of WeiAvg (-0.036 [-0.075, 0.003]); the other three settings are inconclusive "
-        "(-0.023 to -0.089 on the mean). The code's PFA (fig3-ordering-authors-rdp) is "
-        "inconclusive on the same seeds; the text's form is 2.5 to 4.0 points above it, "
-        "each within its interval of zero.",
+        "of WeiAvg (-0.013 [-0.032, 0.005]); the other three settings are inconclusive "
+        "(-0.077 to 0.014 on the mean). The code's PFA (fig3-ordering-authors-rdp) is "
+        "inconclusive on the same seeds against WeiAvg.",
     "fig3-ordering-tuned-lr":
         "Quick: INCONCLUSIVE, as fig3-ordering with the shared rate: at the chosen rates "
         "(0.05 for WeiAvg, PFA and PFA+, 0.025 for FedAvg and Minimum) PFA - WeiAvg is "
-        "0.005 [-0.049, 0.060] and PFA+ - WeiAvg -0.002 [-0.036, 0.033]; WeiAvg's leads over "
-        "FedAvg (0.143) and Minimum (0.198) hold.",
+        "-0.005 [-0.053, 0.043] and PFA+ - WeiAvg -0.001 [-0.055, 0.052]; WeiAvg's leads over "
+        "FedAvg (0.154) and Minimum (0.222) hold.",
     "fig8-noniid-lower":
-        "Quick: HOLDS, unchanged: over three seeds non-IID data lowers PFA by 0.085 [0.041, "
-        "0.130] with LogR and 0.161 [0.037, 0.286] with the CNN.",
+        "Quick: HOLDS -> INCONCLUSIVE when computed again with each client's own noise "
+        "stream: non-IID data lowers PFA by 0.149 [0.118, 0.181] with the CNN, but with "
+        "LogR by 0.097 [0.003, 0.192], whose interval reaches below the 1-point margin "
+        "(the first computation: 0.085 [0.041, 0.130]).",
     "fig8-pfa-best":
-        "Quick: FAILS -> INCONCLUSIVE: seed 0 alone had WeiAvg best with LogR (0.621 against "
-        "PFA's 0.607); over three seeds PFA+ (the better by mean) - WeiAvg is -0.028 [-0.080, "
-        "0.023] with LogR and 0.044 [-0.047, 0.135] with the CNN.",
+        "Quick: FAILS -> INCONCLUSIVE -> FAILS: seed 0 alone had WeiAvg best with LogR (0.621 "
+        "against PFA's 0.607); over three seeds of the first computation PFA+ - WeiAvg was "
+        "-0.028 [-0.080, 0.023]; computed again with each client's own noise stream WeiAvg "
+        "is ahead of PFA+ beyond the margin with LogR (-0.048 [-0.083, -0.014]).",
     "fig13-few-directions":
         "Quick: HOLDS (by construction) -> FAILS: in the rounds with two nonzero eigenvalues "
-        "the larger carries 0.506 [0.489, 0.523] (LogR) and 0.517 [0.438, 0.596] (CNN) of "
-        "the variance (two of the three seeds had such a round), the half of noise-like "
+        "the larger carries 0.507 [0.48, 0.54] of the variance with LogR (FAILS) and 0.519 "
+        "with the CNN (inconclusive, two seeds had such a round), the half of noise-like "
         "updates, short of two thirds.",
 }
 VERDICT_CHANGES = {claim_id: f"{paper} {_QUICK_CHANGES[claim_id]}".strip()
