@@ -63,7 +63,7 @@ from fedlib.papers.ppsgd.paper_tier import (
     PAPER_GRID,
     REPEAT_CUT,
     SETTINGS_CUT,
-    repeats,
+    repeats_text,
     run_repeats,
     settings_setup,
 )
@@ -116,7 +116,7 @@ display(claims.synthetic_grid_table(setup, scale, seed, synthetic_instance))
 
 # %%
 display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}\n\nThis build runs "
-                 f"{repeats(scale)} seed(s) of every figure; {REPEAT_CUT}."))
+                 f"{repeats_text(scale)}; {REPEAT_CUT}."))
 
 # %% [markdown]
 # ## Figure 1a: excess risk against iterations

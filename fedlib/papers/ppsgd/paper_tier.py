@@ -46,15 +46,30 @@ def settings_setup(scale: str) -> experiment.PpsgdSetup:
     tier: the quick tier's)."""
     return experiment.tier("quick" if scale == "paper" else scale)
 
-REPEATS = {"quick": 3}
-"""Seeds each tier runs (one where not listed): the quick tier's comparisons read three
-repeats; the paper tier is published with one seed, so its comparisons are NOT-RUN
-("one repeat") until more seeds are computed."""
+REPEATS = {"quick": {"1a": 3, "1c": 3, "1d": 3}, "paper": {"1a": 3, "1c": 1, "1d": 1}}
+"""Seeds each tier runs per figure (one where not listed): three at the quick tier; at
+the paper tier three of Figure 1a and one of Figures 1c and 1d (a seed of Figure 1c
+costs about 0.4 CPU-hours, one of Figure 1d 1.2), whose comparisons are therefore
+NOT-RUN ("one repeat") until more seeds are computed."""
 
 
-def repeats(scale: str) -> int:
-    """How many seeds the chapter runs at ``scale``."""
-    return REPEATS.get(scale, 1)
+def repeats(scale: str, figure: str) -> int:
+    """How many seeds the chapter runs of ``figure`` (``1a``, ``1c``, ``1d``) at ``scale``."""
+    return REPEATS.get(scale, {}).get(figure, 1)
+
+
+def repeats_text(scale: str) -> str:
+    """How many seeds of each figure the chapter runs at ``scale``, in words."""
+    counts: dict[int, list[str]] = {}
+    for figure in ("1a", "1c", "1d"):
+        counts.setdefault(repeats(scale, figure), []).append(figure)
+    parts = []
+    for n, figures in counts.items():
+        named = (figures[0] if len(figures) == 1
+                 else ", ".join(figures[:-1]) + " and " + figures[-1])
+        parts.append(f"{n} seed{'s' if n != 1 else ''} of Figure"
+                     f"{'s' if len(figures) > 1 else ''} {named}")
+    return "; ".join(parts)
 
 
 REPEAT_CUT = ("the repeats beyond the first seed run Figure 1a at the plots' clipping norm "
@@ -75,4 +90,4 @@ def run_repeats(setup: experiment.PpsgdSetup, seed: int, scale: str, *, figure: 
     return pd.concat(
         [experiment.run(setup if r == 0 else repeat_setup(setup), seed + r, figure=figure,
                         **kwargs).assign(seed=seed + r)
-         for r in range(repeats(scale))], ignore_index=True)
+         for r in range(repeats(scale, figure))], ignore_index=True)
