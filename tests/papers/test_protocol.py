@@ -19,6 +19,7 @@ import pytest
 
 import fedlib
 from fedlib import sweeps
+from fedlib.claims import COMPANION_CHAPTERS
 from fedlib.papers import PAPER_IDS, PAPERS
 from fedlib.tiers import SCALES
 
@@ -53,7 +54,8 @@ def test_the_paper_list_matches_the_folders_and_notebooks() -> None:
     folders = sorted(p.name for p in (PACKAGE / "papers").iterdir()
                      if p.is_dir() and not p.name.startswith("_"))
     assert folders == sorted(PAPER_IDS)
-    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.py")) == sorted(PAPER_IDS)
+    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.py")) == sorted(
+        (*PAPER_IDS, *COMPANION_CHAPTERS))
     assert all((ROOT / p.notebook).is_file() for p in PAPERS)
 
 
