@@ -115,7 +115,7 @@ class _ProseFormatter(string.Formatter):
         unused = sorted(set(kwargs) - {name for name in used_args if isinstance(name, str)})
         if unused:
             raise ValueError(f"values {', '.join(unused)} are given but the template does "
-                             "not use them (a misspelt placeholder?)")
+                             "not use them (a misspelt field name?)")
 
 
 def prose(template: str, **values: Any) -> str:
@@ -124,7 +124,7 @@ def prose(template: str, **values: Any) -> str:
     ``.3g`` by default) and escaped as plain text; a missing value (:func:`missing`) reads
     as its phrase. An :class:`~fedlib.verdicts.Estimate` reads as its mean and interval
     (:func:`interval_text`), a list as "a, b and c". Literal braces are doubled, as in
-    :meth:`str.format`. A placeholder without a value, or a value no placeholder uses,
+    :meth:`str.format`. A replacement field without a value, or a value no field uses,
     is a ValueError."""
     try:
         return _ProseFormatter().format(template, **values)
@@ -132,7 +132,7 @@ def prose(template: str, **values: Any) -> str:
         raise ValueError(f"the template uses {{{error.args[0]}}} but no value of that name "
                          f"is given (given: {', '.join(sorted(values)) or 'none'})") from None
     except IndexError:
-        raise ValueError("the template has a positional placeholder {}: name every value"
+        raise ValueError("the template has a positional field {}: name every value"
                          ) from None
 
 

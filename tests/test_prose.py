@@ -84,7 +84,7 @@ def test_lists_read_as_words():
     assert prose("{x:.1f}", x=[0.25, None]) == f"0\\.2 and {markdown_text(NOT_RUN)}"
 
 
-def test_placeholders_and_values_must_match():
+def test_fields_and_values_must_match():
     with pytest.raises(ValueError, match="no value of that name"):
         prose("{a} {b}", a=1)
     with pytest.raises(ValueError, match="does not use them"):
