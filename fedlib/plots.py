@@ -240,14 +240,16 @@ def glue_figure(name: str, figure: plt.Figure) -> None:
         file = f"{_FIGURE_DATA['prefix']}{name}.csv"
         with atomic_path(folder / file) as tmp:
             figure_table(figure).to_csv(tmp, index=False)
-        display(Markdown("[Plotted numbers of this figure (CSV)]"
-                         f"({_url(_FIGURE_DATA['link'] + file)})"))
+        # An HTML link: a Markdown link to a file that is not a page of the book would be
+        # read as a cross-reference to a missing document.
+        display(Markdown(f'<a href="{_url(_FIGURE_DATA["link"] + file)}" download>'
+                         "Plotted numbers of this figure (CSV)</a>"))
     glue(name, figure, display=False)
     plt.close(figure)
 
 
 def _url(path: str) -> str:
-    """``path`` percent-encoded for a Markdown link: no space, parenthesis, bracket or
+    """``path`` percent-encoded for a link: no space, quote, parenthesis, bracket or
     angle bracket of it ends the link or starts markup."""
     from urllib.parse import quote
 
