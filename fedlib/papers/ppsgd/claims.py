@@ -784,6 +784,51 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
     return sheet.claims
 
 
+SMALL_STEPS_CLAIM = "fig1d-small-alpha-small-steps"
+
+
+def small_steps_curves(small: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
+    """The curves of Figure 1d's small-step runs (``small``; best step size at each
+    evaluation), with local-only from the main grid's runs (``main``), which releases
+    nothing and so is the same at every noise level; empty when ``small`` is."""
+    if small.empty:
+        return small
+    local = main[main["alpha_q"] == 0]
+    sigmas = tuple(sorted(small["noise_multiplier"].unique()))
+    return best_over_steps(pd.concat([small, local], ignore_index=True), "accuracy",
+                           higher_is_better=True, sigmas=sigmas)
+
+
+def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, str]
+                       ) -> list[Claim]:
+    """Figure 1d's small-alpha claim read where the CNN can learn under noise: at the
+    largest noise level of the small-step runs (``curves``: their best-over-steps test
+    accuracy, one per seed; empty where they were left out, ``left_out`` saying why)."""
+    sheet = ClaimSheet(PAPER, scale)
+    text_of = ("small alpha helps at small epsilon, read where the CNN learns under noise: "
+               "at the largest noise of Figure 1d's small-step runs (sigma = {sigma}), with "
+               "the best of step sizes 0.05 to 1, a level 0 < alpha*Q <= 1 ends above "
+               "alpha*Q=inf")
+    if curves.empty:
+        sheet.not_run(SMALL_STEPS_CLAIM, text_of.format(sigma=3),
+                      "; ".join(f"{part}: {why}" for part, why in left_out.items())
+                      or "no small-step runs")
+        return sheet.claims
+    end = final(with_seed(curves))
+    sigma = float(end["noise_multiplier"].max())
+    small = {a: _accuracy(end, sigma, a) for a in sorted(end["alpha_q"].unique())
+             if 0 < a <= 1}
+    best_small = best_arm(small, higher_is_better=True)
+    eps = _at(end, sigma, math.inf, "epsilon")
+    sheet.judged(SMALL_STEPS_CLAIM, judged_at_chance(
+        Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_small)} (best of "
+                   "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN,
+                   ACCURACY_WHY),
+        small[best_small], _accuracy(end, sigma, math.inf), CHANCE),
+        text_of.format(sigma=f"{sigma:g}"), context=f"eps={eps:.3g} (RDP)")
+    return sheet.claims
+
+
 # --- Figure 2 -------------------------------------------------------------------------------
 
 
@@ -1040,8 +1085,9 @@ def epsilon_claim(sheet: ClaimSheet, printed: Mapping[tuple[str, float], float] 
 def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.DataFrame,
              setup: PpsgdSetup, scale: str, settings: pd.DataFrame | None = None, *,
              seed: int = 0, instance: str = SYNTHETIC_INSTANCE,
-             printed_epsilon: Mapping[tuple[str, float], float] | None = None
-             ) -> list[Claim]:
+             printed_epsilon: Mapping[tuple[str, float], float] | None = None,
+             curves_1d_small: pd.DataFrame | None = None,
+             small_left_out: Mapping[str, str] | None = None) -> list[Claim]:
     """Every claim of the chapter: Figures 1a, 1c, 1d, 2, Figure 1's epsilon, then Stack
     Overflow (not run).
 
@@ -1050,7 +1096,8 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     table of :func:`setting_verdicts`; the Figure 1a evidence then says what the
     authors' script and fedlib's own draw give at the paper's stated setting.
     ``seed`` and ``instance``: the synthetic task whose starting risk is Figure 1a's
-    trivial baseline.
+    trivial baseline. ``curves_1d_small``: the curves of Figure 1d's small-step runs
+    (None or empty where they were left out, ``small_left_out`` saying why).
     """
     sheet = ClaimSheet(PAPER, scale)
     notes = setting_notes(settings) if settings is not None else None
@@ -1058,6 +1105,8 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     sheet.extend(figure1a_claims(curves_1a, scale, notes=notes, risk0=risk0))
     sheet.extend(figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
     sheet.extend(figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
+    sheet.extend(small_steps_claims(pd.DataFrame() if curves_1d_small is None
+                                    else curves_1d_small, scale, small_left_out or {}))
     sheet.extend(figure2_claims(curves_1a, curves_1c, scale))
     epsilon_claim(sheet, printed_epsilon)
     sheet.extend(stackoverflow_claims(scale))

@@ -18,6 +18,7 @@ import pandas as pd
 
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.ppsgd import experiment
+from fedlib.sweeps import MissingRunsError
 
 PAPER_GRID = PaperGrid(
     experiment.tier,
@@ -91,3 +92,49 @@ def run_repeats(setup: experiment.PpsgdSetup, seed: int, scale: str, *, figure: 
         [experiment.run(setup if r == 0 else repeat_setup(setup), seed + r, figure=figure,
                         **kwargs).assign(seed=seed + r)
          for r in range(repeats(scale, figure))], ignore_index=True)
+
+
+SMALL_STEPS_SIGMAS = (3.0,)
+"""The noise levels of Figure 1d's small-step runs: the largest plotted level below
+sigma = 10 (sigma = 1, the other one, is not run yet: 1.5 CPU-hours a seed with it)."""
+SMALL_STEPS = (0.05, 0.1, 0.2, 0.5, 1.0)
+"""The step sizes of those runs: the three smallest of the paper's grid, where a noisy
+update moves the CNN least, and the two the main grid runs."""
+SMALL_STEPS_REPEATS = {"paper": 1}
+"""Seeds of the small-step runs per tier (none at the quick tier, whose half epoch is
+too short to tell how a small step ends; one at the paper tier, about 0.75 CPU-hours)."""
+
+
+def small_steps_setup(setup: experiment.PpsgdSetup) -> experiment.PpsgdSetup:
+    """Figure 1d's CNN at :data:`SMALL_STEPS_SIGMAS` with :data:`SMALL_STEPS`, for the
+    plotted personalization levels but local-only (which releases nothing, so its runs
+    are those of the main grid at no noise)."""
+    levels = tuple(a for a in experiment.EMNIST_FIGURE_ALPHA_Q if a > 0)
+    return replace(setup, cnn=replace(setup.cnn, sigmas=SMALL_STEPS_SIGMAS,
+                                      panel_sigmas=SMALL_STEPS_SIGMAS, steps=SMALL_STEPS,
+                                      alpha_q=levels))
+
+
+SMALL_STEPS_PART = "Figure 1d's small-step runs"
+"""The part of the chapter the small-step runs are (as left-out notes name it)."""
+
+
+def run_small_steps(setup: experiment.PpsgdSetup, seed: int, scale: str, **kwargs: Any
+                    ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The small-step runs of Figure 1d at seeds ``seed``, ``seed + 1``, ... (as many as
+    :data:`SMALL_STEPS_REPEATS` gives ``scale``), with a ``seed`` column, and the part
+    left out with the reason (:data:`SMALL_STEPS_PART`; an empty frame where the tier runs
+    none, or where only stored runs are read and they are not all stored)."""
+    count = SMALL_STEPS_REPEATS.get(scale, 0)
+    if not count:
+        return pd.DataFrame(), {SMALL_STEPS_PART: "run at the paper tier only: the quick "
+                                "tier's half epoch is too short to tell where a small step "
+                                "ends"}
+    extended = small_steps_setup(setup)
+    try:
+        runs = pd.concat(
+            [experiment.run(extended, seed + r, figure="1d", **kwargs).assign(seed=seed + r)
+             for r in range(count)], ignore_index=True)
+    except MissingRunsError as error:
+        return pd.DataFrame(), {SMALL_STEPS_PART: str(error).split(". ", 1)[0]}
+    return runs, {}

@@ -393,6 +393,51 @@ def test_figure1_claims_tie_one_seed_and_chance() -> None:
         "fig1d-small-alpha-small-eps"] == "NOT-TESTABLE"
 
 
+def _small_steps_curves(seeds=SEEDS) -> pd.DataFrame:
+    """Small-step runs: sigma = 1 and 3, the plotted levels but local-only."""
+    at1 = {0.1: 0.6, 1: 0.62, 10: 0.55, INF: 0.5}
+    at3 = {0.1: 0.45, 1: 0.4, 10: 0.3, INF: 0.25}
+    return _end({**{(1, a): v for a, v in at1.items()},
+                 **{(3, a): v for a, v in at3.items()}}, seeds, 0.002)
+
+
+def test_small_steps_claim_is_read_at_the_largest_noise_of_its_runs() -> None:
+    [claim] = claims.small_steps_claims(_small_steps_curves(), "paper", {})
+    assert claim.claim_id == "fig1d-small-alpha-small-steps" and claim.status == "HOLDS"
+    assert "sigma = 3" in claim.text and "alpha*Q=0.1 (best of" in claim.evidence
+    # At sigma = 1 the small level also leads; at sigma = 3 global-only now does: FAILS.
+    flipped = _small_steps_curves()
+    noisy_global = (flipped["noise_multiplier"] == 3) & (flipped["alpha_q"] == INF)
+    flipped.loc[noisy_global, "accuracy"] = 0.6
+    assert claims.small_steps_claims(flipped, "paper", {})[0].status == "FAILS"
+    [one] = claims.small_steps_claims(_small_steps_curves(seeds=(0,)), "paper", {})
+    assert one.status == "NOT-RUN" and "one repeat" in one.evidence
+    chance = _small_steps_curves(seeds=(0,)).assign(accuracy=0.104)
+    assert claims.small_steps_claims(chance, "paper", {})[0].status == "NOT-TESTABLE"
+
+
+def test_small_steps_curves_take_the_best_step_and_local_only_from_the_main_grid() -> None:
+    def runs(rows):
+        return pd.DataFrame([{"clip": 1.0, "noise_multiplier": s, "alpha_q": a, "step": step,
+                              "iteration": 10, "accuracy": acc, "seed": 0, "epsilon": 1.0}
+                             for s, a, step, acc in rows])
+
+    small = runs([(1, 0.1, 0.05, 0.6), (1, 0.1, 0.5, 0.4), (3, 0.1, 0.05, 0.5),
+                  (3, 0.1, 0.5, 0.55), (3, INF, 0.05, 0.3)])
+    main = runs([(0, 0.0, 0.5, 0.2), (0, 0.0, 1.0, 0.25), (0, INF, 0.5, 0.9)])
+    curves = claims.small_steps_curves(small, main)
+    best = {(r.noise_multiplier, r.alpha_q): (r.accuracy, r.best_step)
+            for r in curves.itertuples()}
+    assert best == {(1, 0.1): (0.6, 0.05), (3, 0.1): (0.55, 0.5), (3, INF): (0.3, 0.05),
+                    (1, 0.0): (0.25, 1.0), (3, 0.0): (0.25, 1.0)}
+    assert claims.small_steps_curves(pd.DataFrame(), main).empty
+
+
+def test_small_steps_claim_without_its_runs_says_where_they_run() -> None:
+    [claim] = claims.small_steps_claims(pd.DataFrame(), "quick", {"small steps": "paper only"})
+    assert claim.status == "NOT-RUN" and claim.evidence == "small steps: paper only"
+
+
 def test_figure1_epsilon_claim_compares_printed_values_exactly() -> None:
     table = claims.figure1_epsilons()
     assert set(table["figure"]) == {"1a", "1c", "1d"}
@@ -428,7 +473,8 @@ def test_evaluate_lists_every_claim_of_the_chapter_in_order() -> None:
         "fig1a-global-fastest-early", "fig1a-global-plateau", "fig1a-smaller-alpha-later",
         "fig1a-local-wins-large-noise", "fig1c-local-poor", "fig1c-small-alpha-small-eps",
         "fig1d-local-very-poor", "fig1d-small-alpha-small-eps", "fig1d-large-alpha-low-privacy",
-        "fig2-emnist-envelope-dominates", "fig2-synthetic-envelope-dominates",
+        "fig1d-small-alpha-small-steps", "fig2-emnist-envelope-dominates",
+        "fig2-synthetic-envelope-dominates",
         "fig1-epsilon-printed",
         "fig1b-intermediate-alpha-best-without-noise", "fig1b-small-alpha-best-with-noise",
         "fig2-stackoverflow-envelope-dominates"]

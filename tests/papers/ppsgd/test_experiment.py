@@ -197,3 +197,44 @@ def test_local_only_runs_are_simulated_once_whatever_their_noise_and_clip() -> N
         np.testing.assert_array_equal(table["excess_risk"], tables[0]["excess_risk"])
     alone = experiment.run_group(local[-1:])[0]
     np.testing.assert_allclose(alone["excess_risk"], tables[0]["excess_risk"], rtol=1e-5)
+
+
+def test_figure1d_small_step_runs_are_new_runs_of_the_papers_grid() -> None:
+    import json
+
+    from fedlib.papers.ppsgd.paper_tier import (
+        PAPER_GRID,
+        SMALL_STEPS,
+        SMALL_STEPS_PART,
+        SMALL_STEPS_SIGMAS,
+        run_small_steps,
+        small_steps_setup,
+    )
+
+    def keys(found):
+        return {json.dumps(c, sort_keys=True, default=str) for c in found}
+
+    book = PAPER_GRID.tier("paper")
+    small = keys(experiment.configs(small_steps_setup(book), 0, figure="1d"))
+    whole = keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
+    main = keys(experiment.configs(book, 0, figure="1d"))
+    levels = [a for a in experiment.EMNIST_FIGURE_ALPHA_Q if a > 0]
+    assert len(small) == len(SMALL_STEPS_SIGMAS) * len(SMALL_STEPS) * len(levels)
+    assert small < whole and not small & main
+    runs, left_out = run_small_steps(book, 0, "quick")  # the quick tier runs none
+    assert runs.empty and "paper tier only" in left_out[SMALL_STEPS_PART]
+
+
+def test_figure1d_small_step_runs_not_stored_are_left_out_saying_so(monkeypatch) -> None:
+    from fedlib.papers.ppsgd import paper_tier
+    from fedlib.sweeps import MissingRunsError
+
+    def missing(*_, **__):
+        raise MissingRunsError("40 of 40 runs of ppsgd-emnist-cnn are neither cached nor "
+                               "published. Run make publish")
+
+    monkeypatch.setattr(experiment, "run", missing)
+    runs, left_out = paper_tier.run_small_steps(paper_tier.PAPER_GRID.tier("paper"), 0, "paper")
+    assert runs.empty
+    assert left_out == {paper_tier.SMALL_STEPS_PART:
+                        "40 of 40 runs of ppsgd-emnist-cnn are neither cached nor published"}
