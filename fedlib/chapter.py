@@ -339,6 +339,20 @@ TIER_MEANINGS = {
 }
 """What each run tier is, in the words a page opens with."""
 
+COMPANION_TIER_MEANINGS = {
+    "quick": "the comparison at reduced scale (fewer clients and examples, a shorter "
+             "schedule), rerun in minutes",
+    "paper": "the comparison's larger scale, whose sizes the chapter states (no paper "
+             "sets them)",
+}
+"""What a tier is in a chapter of the companion's own (it has no paper's scale)."""
+
+
+def tier_meaning(scale: str, chapter: str) -> str:
+    """What tier ``scale`` is in ``chapter``, in the words a page opens with."""
+    meanings = (COMPANION_TIER_MEANINGS if chapter in COMPANION_CHAPTERS else {})
+    return meanings.get(scale) or TIER_MEANINGS.get(scale, f"the {scale} tier")
+
 
 def tier_badge(scale: str) -> str:
     """HTML of the badge that says which tier a figure or table belongs to."""

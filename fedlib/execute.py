@@ -373,9 +373,10 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
     or the chapter at the build's tier (its leading page in ``published/``). Every chapter
     computes the numbers its prose quotes at the page's tier (:mod:`fedlib.prose`); the
     records of the authors' own code are fixed."""
-    from fedlib.chapter import TIER_MEANINGS
+    from fedlib.chapter import tier_meaning
+    from fedlib.claims import COMPANION_CHAPTERS
 
-    meaning = TIER_MEANINGS.get(scale, f"the {scale} tier")
+    meaning = tier_meaning(scale, chapter)
     if lead:
         quick_page = f"{{doc}}`the quick-tier page <../{chapter}>`"
         prose = (f"The numbers its prose quotes are of the {scale} tier too, except where a "
@@ -390,8 +391,8 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
             f"Every figure, table and verdict on it is of the {scale} tier, and so is every "
             f"number its prose quotes, except where a paragraph names another tier or "
             f"quotes the authors' own code. The "
-            f"papers' own "
-            f"scale is on the chapter's first page, {{doc}}`the paper tier "
+            + ("chapter's larger scale" if chapter in COMPANION_CHAPTERS else "papers' own scale")
+            + f" is on the chapter's first page, {{doc}}`the paper tier "
             f"<published/{chapter}>`.\n```")
 
 

@@ -266,6 +266,15 @@ def test_the_leading_page_says_its_prose_quotes_its_own_tier() -> None:
     assert "every number its prose quotes" in tier_page and "of the quick tier" in tier_page
 
 
+def test_the_companion_chapter_says_its_larger_tier_is_its_own_not_a_papers() -> None:
+    lead = ex.tier_opening("paper", "frontier", lead=True)
+    assert "the comparison's larger scale" in lead and "papers' own scale" not in lead
+    quick = ex.tier_opening("quick", "frontier", lead=False)
+    assert "the comparison at reduced scale" in quick
+    assert "The chapter's larger scale is on the chapter's first page" in quick
+    assert "papers' own scale" in ex.tier_opening("quick", "pfa", lead=False)
+
+
 def test_the_page_at_the_builds_tier_names_it_and_keeps_its_labels(tmp_path: Path) -> None:
     notebook = _chapter(tmp_path, "pfa.out.ipynb")
     ex.label_tier_page(notebook, "quick", lead=False)
