@@ -47,11 +47,11 @@ def settings_setup(scale: str) -> experiment.PpsgdSetup:
     tier: the quick tier's)."""
     return experiment.tier("quick" if scale == "paper" else scale)
 
-REPEATS = {"quick": {"1a": 3, "1c": 3, "1d": 3}, "paper": {"1a": 3, "1c": 1, "1d": 1}}
+REPEATS = {"quick": {"1a": 3, "1c": 3, "1d": 3}, "paper": {"1a": 3, "1c": 3, "1d": 1}}
 """Seeds each tier runs per figure (one where not listed): three at the quick tier; at
-the paper tier three of Figure 1a and one of Figures 1c and 1d (a seed of Figure 1c
-costs about 0.4 CPU-hours, one of Figure 1d 1.2), whose comparisons are therefore
-NOT-RUN ("one repeat") until more seeds are computed."""
+the paper tier three of Figures 1a and 1c and one of Figure 1d (a seed of it costs about
+1.2 CPU-hours), whose comparisons are therefore NOT-RUN ("one repeat") until more seeds
+are computed."""
 
 
 def repeats(scale: str, figure: str) -> int:
