@@ -39,6 +39,7 @@ from fedlib.frontier import claims as fr_claims
 from fedlib.frontier import experiment as fx
 from fedlib.frontier import figures as fr_figures
 from fedlib.plots import glue_figure
+from fedlib.sweeps import run_parts
 
 chapter = open_chapter("frontier", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
@@ -151,7 +152,10 @@ display(fr_claims.setup_table(setup, chapter.scale, chapter.seed))
 # (the largest $\varepsilon$ any client spent, as a share of the target, over all runs):
 
 # %%
-runs = fx.run(setup, chapter.seed, **chapter.sweep_args)
+runs, left_out = run_parts(
+    lambda parts: fx.run(setup, chapter.seed, datasets=parts, **chapter.sweep_args),
+    setup.datasets)
+display(Markdown(fr_claims.left_out_markdown(left_out)))
 display(fr_claims.privacy_table(runs))
 
 # %%

@@ -22,8 +22,8 @@ from fedlib.claims import Claim, ClaimSheet
 from fedlib.frontier.figures import DATASET_NAMES, best_method_table, epsilon_label
 from fedlib.verdicts import Comparison, Trivial
 
-__all__ = ["CHANCE", "CHAPTER", "findings", "leaders_markdown", "privacy_table", "setup_table",
-           "units_table"]
+__all__ = ["CHANCE", "CHAPTER", "findings", "leaders_markdown", "left_out_markdown",
+           "privacy_table", "setup_table", "units_table"]
 
 CHAPTER = "frontier"
 CHANCE = {"har-subjects": 1 / 6, "femnist-writers": 0.1, "mnist-shards": 0.1}
@@ -169,3 +169,18 @@ def leaders_markdown(table: pd.DataFrame) -> str:
         lines.append(f"- {DATASET_NAMES.get(dataset, dataset)}, {unit} unit: "
                      + "; ".join(parts) + ".")
     return "\n".join(lines)
+
+
+def left_out_markdown(left_out: dict[str, str]) -> str:
+    """The federations a page leaves out, each with why (Markdown, shown as written; empty
+    when none is): their runs are not all stored at the page's tier, so the figures,
+    tables and findings below have none of their rows."""
+    from fedlib.chapter import markdown_text
+
+    if not left_out:
+        return ""
+    named = "; ".join(f"{markdown_text(DATASET_NAMES.get(d, d))} ({markdown_text(why)})"
+                      for d, why in left_out.items())
+    return ("Not on this page: " + named + ". Their runs are not all stored at this tier, "
+            "so the figures, tables and findings below have none of their rows.")
+

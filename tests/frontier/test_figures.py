@@ -197,3 +197,16 @@ def test_the_scorecard_and_the_landing_page_list_the_frontiers_findings(tmp_path
     assert "a has the highest mean client test accuracy" in section
     _, low, high = _t_interval([0.10, 0.12, 0.08])
     assert f"0.100 \\[{low:.3f}, {high:.3f}\\]" in section  # the margin, interval escaped
+
+
+def test_a_federation_left_out_is_named_with_its_reason_as_written():
+    from hostile import HOSTILE, rendered, shown_as_written, text_of
+
+    from fedlib.frontier.claims import left_out_markdown
+
+    assert left_out_markdown({}) == ""
+    text = left_out_markdown({"mnist-shards": "72 of 216 runs are neither cached nor "
+                                              "published", "femnist-writers": HOSTILE})
+    assert text_of(rendered(text)).startswith(
+        "Not on this page: MNIST (label shards) (72 of 216 runs are")
+    assert shown_as_written(rendered(text))
