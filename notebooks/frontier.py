@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # The five papers' methods side by side: the privacy-utility frontier
+# # The five papers' methods side by side on one privacy-utility frontier
 #
 # Each of the five papers measures its own method in its own setting: its own data, model,
 # privacy unit and noise calibration. This chapter runs their methods on the same
