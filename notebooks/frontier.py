@@ -265,9 +265,10 @@ chapter.compare_tiers(findings)
 #   examples times its steps, so every writer and every shard client at that schedule would
 #   take about five times as long as this paper tier; the clients left out would change
 #   how many users user-level noise hides each one among, which is the next point.
-# - With 20 to 30 clients, user-level DP has few users to hide each one among: the noise
-#   the server adds to the mean update is of the order of a whole clipped update, which is
-#   why local training, which releases nothing, leads there at every target run.
+# - With 20 to 40 clients, user-level DP has few users to hide each one among: the noise
+#   the server adds to the mean update is of the order of a whole clipped update, so local
+#   training, which releases nothing, is hard to beat in that unit (the findings above say
+#   at which targets it leads). A federation of thousands of users would tell another story.
 
 # %%
 chapter.close()
