@@ -44,14 +44,26 @@ def epsilon_twin_axis(ax: plt.Axes, panel: pd.DataFrame) -> plt.Axes | None:
     return twin
 
 
+def seed_band(ax: plt.Axes, seeded: pd.DataFrame, x: str, value: str, color: object) -> None:
+    """Shade the range over seeds of ``value`` against ``x`` (``seeded``: one curve, a
+    ``seed`` column); nothing with fewer than two seeds."""
+    if "seed" not in seeded.columns or seeded["seed"].nunique() < 2:
+        return
+    spread = seeded.groupby(x)[value].agg(["min", "max"]).sort_index()
+    ax.fill_between(spread.index, spread["min"], spread["max"], color=color, alpha=0.2, lw=0)
+
+
 def excess_risk_panels(
-    curves: pd.DataFrame, alphas: Sequence[float], sigmas: Sequence[float] | None = None
+    curves: pd.DataFrame, alphas: Sequence[float], sigmas: Sequence[float] | None = None,
+    seeded: pd.DataFrame | None = None,
 ) -> plt.Figure:
     """Figure 1a of Bietti et al.: excess risk vs iterations, one panel per noise level.
 
     ``curves`` has columns noise_multiplier, alpha_q, iteration, excess_risk,
-    epsilon (the minimum over step sizes, see ``best_over_steps``). Private
-    panels show the privacy guarantee epsilon on a second axis (dashed).
+    epsilon (the minimum over step sizes, see ``best_over_steps``; the mean over seeds).
+    ``seeded``: the same curves per seed, whose range is shaded around each line where
+    there are several. Private panels show the privacy guarantee epsilon on a second axis
+    (dashed).
     """
     sns.set_theme(style="whitegrid", context="notebook")
     sigmas = sorted(curves["noise_multiplier"].unique()) if sigmas is None else list(sigmas)
@@ -68,6 +80,10 @@ def excess_risk_panels(
             line = panel[panel["alpha_q"] == alpha_q].sort_values("iteration")
             ax.plot(line["iteration"], line["excess_risk"], color=color,
                     label=_alpha_label(alpha_q))
+            if seeded is not None:
+                seed_band(ax, seeded[(seeded["noise_multiplier"] == sigma)
+                                     & (seeded["alpha_q"] == alpha_q)],
+                          "iteration", "excess_risk", color)
         ax.set_yscale("log")
         ax.set_xlabel("iterations")
         ax.set_ylabel("excess risk (best step size)")

@@ -139,9 +139,10 @@ glue_figure("ppsgd_fig1a", figures.figure_1a(curves_1a))
 #
 # Figure 1a (Bietti et al. 2022), reproduced. Excess risk of PPSGD on the synthetic task (minimum
 # over step sizes at each iteration), one panel per noise multiplier $\sigma$, for the
-# personalization levels the paper plots, at the paper's clipping norm $C=1$. Dashed green, right
-# axis: the privacy guarantee $\varepsilon$ of the released global models (RDP accountant,
-# $\delta=10^{-4}$); $\alpha Q=0$ releases nothing and is perfectly private.
+# personalization levels the paper plots, at the paper's clipping norm $C=1$; the mean over the
+# seeds, shaded over their range where there are several. Dashed green, right axis: the privacy
+# guarantee $\varepsilon$ of the released global models (RDP accountant, $\delta=10^{-4}$);
+# $\alpha Q=0$ releases nothing and is perfectly private.
 # ```
 #
 # What {ref}`Figure 1a <fig-ppsgd-1a>` shows, claim by claim, is evaluated in code below.
@@ -318,8 +319,8 @@ show_claims(claims.figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas
 #
 # Figure 1c (Bietti et al. 2022), reproduced. Test accuracy of linear one-versus-all PPSGD on
 # per-writer EMNIST digits (best step size at each evaluation), one panel per noise multiplier,
-# $C=1$, $Q=10$, $m=10$. Dashed green: $\varepsilon$ of the released global model (RDP,
-# $\delta=10^{-4}$).
+# $C=1$, $Q=10$, $m=10$; the mean over the seeds, shaded over their range where there are
+# several. Dashed green: $\varepsilon$ of the released global model (RDP, $\delta=10^{-4}$).
 # ```
 
 # %%

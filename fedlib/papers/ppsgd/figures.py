@@ -29,7 +29,7 @@ from fedlib.papers.ppsgd.experiment import (
     FIGURE_CLIP,
     SYNTHETIC_FIGURE_ALPHA_Q,
 )
-from fedlib.plots import epsilon_twin_axis, excess_risk_panels
+from fedlib.plots import epsilon_twin_axis, excess_risk_panels, seed_band
 
 LOCAL_COLOR = "#d62728"
 GLOBAL_COLOR = "#1f77b4"
@@ -46,8 +46,9 @@ def figure_1a(curves: pd.DataFrame, clip: float = FIGURE_CLIP) -> plt.Figure:
     ``curves``: the best-over-steps curves of the Figure 1a runs (every clipping
     norm), averaged over seeds; the personalization levels the paper plots are drawn.
     """
-    curves = mean_over_seeds(curves)
-    return excess_risk_panels(curves[curves["clip"] == clip], SYNTHETIC_FIGURE_ALPHA_Q)
+    seeded = curves[curves["clip"] == clip]
+    return excess_risk_panels(mean_over_seeds(seeded), SYNTHETIC_FIGURE_ALPHA_Q,
+                              seeded=seeded)
 
 
 def figure_1a_loose_clip(curves: pd.DataFrame) -> plt.Figure:
@@ -60,10 +61,11 @@ def accuracy_panels(curves: pd.DataFrame, alphas: Sequence[float], sigmas: Seque
     """Test accuracy (best step size) against iterations, one panel per noise level.
 
     The levels of ``alphas`` present in ``curves`` get one line each (the mean over
-    seeds); private
-    panels show epsilon on a second axis (dashed).
+    seeds, the seeds' range shaded where there are several); private panels show
+    epsilon on a second axis (dashed).
     """
     sns.set_theme(style="whitegrid", context="notebook")
+    seeded = curves
     curves = mean_over_seeds(curves)
     alphas = [a for a in alphas if a in set(curves["alpha_q"])]
     palette = sns.color_palette("viridis", n_colors=len(alphas))
@@ -75,6 +77,9 @@ def accuracy_panels(curves: pd.DataFrame, alphas: Sequence[float], sigmas: Seque
             line = panel[panel["alpha_q"] == alpha_q].sort_values("iteration")
             ax.plot(line["iteration"], line["accuracy"], color=color, marker=".",
                     label=_alpha_label(alpha_q))
+            seed_band(ax, seeded[(seeded["noise_multiplier"] == sigma)
+                                 & (seeded["alpha_q"] == alpha_q)], "iteration", "accuracy",
+                      color)
         ax.set_xlabel("iterations")
         ax.set_ylabel("test accuracy (best step size)")
         ax.text(0.03, 0.97, rf"$\sigma={sigma:g}$", transform=ax.transAxes, va="top")

@@ -138,3 +138,28 @@ def test_figure_2_draws_the_tradeoff_of_each_task() -> None:
     np.testing.assert_allclose(envelope[0].get_ydata(),
                                synthetic[synthetic["noise_multiplier"] > 0]["envelope"])
     np.testing.assert_allclose(envelope[0].get_ydata(), [1.0 / 5] * 2)
+
+
+def _bands(ax: plt.Axes) -> list[np.ndarray]:
+    """The (x, y) vertices of every shaded band of ``ax``."""
+    from matplotlib.collections import PolyCollection
+
+    return [c.get_paths()[0].vertices for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+def test_the_figures_shade_the_range_over_seeds_around_the_mean() -> None:
+    seeded = pd.concat([accuracy_curves().assign(seed=0),
+                        accuracy_curves().assign(seed=1, accuracy=lambda f: f["accuracy"] + 0.04)])
+    fig = figures.figure_1d(seeded, (0.0, 3.0))
+    panel = [ax for ax in fig.axes if ax.get_ylabel() == "test accuracy (best step size)"][0]
+    bands = _bands(panel)
+    assert len(bands) == 5  # one per level
+    first = bands[0]
+    assert first[:, 1].min() == pytest.approx(0.1) and first[:, 1].max() == pytest.approx(0.24)
+    np.testing.assert_allclose(panel.get_lines()[0].get_ydata(), [0.12, 0.17, 0.22])
+    assert not _bands(figures.figure_1d(accuracy_curves(), (0.0, 3.0)).axes[0])  # one seed
+    tripled = synthetic_curves().assign(seed=1, excess_risk=lambda f: 3 * f["excess_risk"])
+    risk = pd.concat([synthetic_curves().assign(seed=0), tripled])
+    panel = figures.figure_1a(risk).axes[0]
+    assert len(_bands(panel)) == 5
+    np.testing.assert_allclose(panel.get_lines()[0].get_ydata(), 2.0 / np.arange(1, 6))
