@@ -261,10 +261,11 @@ chapter.compare_tiers(findings)
 #   quick tier to 20 or 30 clients of 100 examples and ten rounds of three local steps;
 #   the paper tier runs every HAR volunteer with all their recordings but only 40 of the
 #   248 FEMNIST writers and 20 of the 100 MNIST shard clients (200 examples each), for
-#   thirty rounds of five steps and three seeds. A fit costs in proportion to its training
-#   examples times its steps, so every writer and every shard client at that schedule would
-#   take about five times as long as this paper tier; the clients left out would change
-#   how many users user-level noise hides each one among, which is the next point.
+#   thirty rounds of five steps and three seeds. A fit costs about in proportion to its
+#   training examples times its steps (more per example on the 784-pixel, ten-class
+#   federations than on HAR), so every writer and every shard client at that schedule
+#   would take about seven times as long as this paper tier; the clients left out would
+#   change how many users user-level noise hides each one among, which is the next point.
 # - With 20 to 40 clients, user-level DP has few users to hide each one among: the noise
 #   the server adds to the mean update is of the order of a whole clipped update, so local
 #   training, which releases nothing, is hard to beat in that unit (the findings above say

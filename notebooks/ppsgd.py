@@ -377,9 +377,9 @@ show_claims(claims.small_steps_claims(curves_1d_small, scale, small_left_out))
 # ```{glue:figure} ppsgd_fig1d_small
 # :name: fig-ppsgd-1d-small
 #
-# Figure 1d's CNN at $\sigma$ = 3 with the best of the step sizes 0.05 to 1 at each
-# evaluation ($C=1$; local-only, which releases nothing, is the main grid's run of
-# {ref}`Figure 1d <fig-ppsgd-1d>`).
+# Figure 1d (Bietti et al. 2022), reproduced: its $\sigma$ = 3 panel with the best of the
+# step sizes 0.05 to 1 at each evaluation ($C=1$; local-only, which releases nothing, is the
+# main grid's run of {ref}`Figure 1d <fig-ppsgd-1d>`).
 # ```
 
 # %% [markdown]
