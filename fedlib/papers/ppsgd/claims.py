@@ -40,7 +40,7 @@ from fedlib.papers.ppsgd.experiment import (
     synthetic_task,
 )
 from fedlib.papers.ppsgd.experiment import tier as experiment_tier
-from fedlib.papers.ppsgd.paper_tier import settings_setup
+from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS, settings_setup
 from fedlib.privacy import epsilon
 from fedlib.published_rows import KeptSteps, log_linear_grid
 from fedlib.verdicts import (
@@ -810,7 +810,7 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
                "the best of step sizes 0.05 to 1, a level 0 < alpha*Q <= 1 ends above "
                "alpha*Q=inf")
     if curves.empty:
-        sheet.not_run(SMALL_STEPS_CLAIM, text_of.format(sigma=3),
+        sheet.not_run(SMALL_STEPS_CLAIM, text_of.format(sigma=f"{max(SMALL_STEPS_SIGMAS):g}"),
                       "; ".join(f"{part}: {why}" for part, why in left_out.items())
                       or "no small-step runs")
         return sheet.claims

@@ -96,13 +96,14 @@ def run_repeats(setup: experiment.PpsgdSetup, seed: int, scale: str, *, figure: 
 
 SMALL_STEPS_SIGMAS = (3.0,)
 """The noise levels of Figure 1d's small-step runs: the largest plotted level below
-sigma = 10 (sigma = 1, the other one, is not run yet: 1.5 CPU-hours a seed with it)."""
+sigma = 10 (sigma = 1, the other one, is not run yet: it would add as much again)."""
 SMALL_STEPS = (0.05, 0.1, 0.2, 0.5, 1.0)
 """The step sizes of those runs: the three smallest of the paper's grid, where a noisy
 update moves the CNN least, and the two the main grid runs."""
 SMALL_STEPS_REPEATS = {"paper": 1}
 """Seeds of the small-step runs per tier (none at the quick tier, whose half epoch is
-too short to tell how a small step ends; one at the paper tier, about 0.75 CPU-hours)."""
+too short to tell how a small step ends; one at the paper tier, measured at 0.43
+CPU-hours)."""
 
 
 def small_steps_setup(setup: experiment.PpsgdSetup) -> experiment.PpsgdSetup:
