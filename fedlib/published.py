@@ -54,7 +54,10 @@ tier that are in the local cache and current; ``python -m fedlib.published statu
 lists what is published and whether it is current; ``python -m fedlib.published prune
 [EXPERIMENT ...]`` removes the stale runs once their replacements are exported;
 ``python -m fedlib.published compact [EXPERIMENT ...]`` writes a manifest of an older
-layout again in this one, changing no run.
+layout again in this one, changing no run; ``python -m fedlib.published confirm
+EXPERIMENT`` enters stale runs again under their current keys after an edit meant to
+change no result, when a sample of them computed again is identical
+(:mod:`fedlib.published_confirm`).
 """
 
 
@@ -134,6 +137,9 @@ _FROM = "from"
 _TEXT_FIELDS = ("code_fingerprint", "fedlib_version", "commit", "machine", "finished")
 _RUN_FIELDS = ("tier", "config", "module", "runner", "group", "columns", "sha256", "rows",
                "wall_seconds", "cpu_seconds", "torch_threads", *_TEXT_FIELDS)
+_OPTIONAL_FIELDS = ("confirmed",)
+"""Fields a run may hold: ``confirmed``, how a run computed with earlier code was checked
+against the code of its key (:mod:`fedlib.published_confirm`)."""
 _SHARED_BY = ("tier", "module", "runner", "group", "columns", "code_fingerprint",
               "fedlib_version", "commit", "machine", "torch_threads")
 """The fields that sort runs into provenance records: the runs of one record agree on
@@ -310,7 +316,7 @@ def _check_fields(entry: dict[str, Any], where: str, manifest: dict[str, Any]) -
             _seconds(entry[name], f"{where}.{name}")
     if entry.get("torch_threads") is not None:
         _count(entry["torch_threads"], f"{where}.torch_threads")
-    for name in _TEXT_FIELDS:
+    for name in (*_TEXT_FIELDS, *_OPTIONAL_FIELDS):
         if name in entry:
             _text(entry[name], f"{where}.{name}")
 
@@ -374,9 +380,9 @@ def _expanded(manifest: dict[str, Any]) -> dict[str, Any]:
 
 def _only_run_fields(entry: dict[str, Any], where: str) -> None:
     for name in entry:
-        if name not in _RUN_FIELDS:
+        if name not in _RUN_FIELDS and name not in _OPTIONAL_FIELDS:
             _fail(f"{where}: {_quoted(name)} is not a field of a run (one of "
-                  f"{', '.join(_RUN_FIELDS)})")
+                  f"{', '.join((*_RUN_FIELDS, *_OPTIONAL_FIELDS))})")
 
 
 def _merged(record: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
@@ -689,6 +695,57 @@ class PublishedStore:
             _write_table(self.table_path(tier), pd.concat(frames, ignore_index=True))
             self._write_manifest(manifest)
             return new
+
+    def carry_over(self, renames: dict[str, str], note: str) -> None:
+        """Enter the published runs ``renames`` names (old key -> new key) under their new
+        keys, their rows and provenance unchanged but for the code's fingerprint and a
+        ``confirmed`` note (:func:`fedlib.published_confirm.confirm` decides which runs);
+        under the experiment's lock. The tables first gain the rows under the new keys,
+        then the manifest names them, then the old rows go: a reader never finds a named
+        run without its rows."""
+        with self._writing():
+            manifest = self.manifest()
+            missing = sorted(set(renames) - set(manifest["runs"]))
+            taken = sorted(set(renames.values()) & set(manifest["runs"]))
+            if missing or taken:
+                raise PublishedStoreError(
+                    f"runs {', '.join((missing or taken)[:3])} of {self.experiment} are "
+                    f"{'no longer' if missing else 'already'} published; nothing was "
+                    "carried over")
+            tiers = sorted({manifest["runs"][old]["tier"] for old in renames})
+            frames = {tier: self._frame_for_writing(tier) for tier in tiers}
+            for tier, frame in frames.items():
+                moved = frame[frame["run_key"].isin(renames)]
+                _write_table(self.table_path(tier), pd.concat(
+                    [frame, moved.assign(run_key=moved["run_key"].map(renames))],
+                    ignore_index=True))
+            described: dict[str, dict[str, Any]] = {}
+            for old, new in renames.items():
+                entry = manifest["runs"].pop(old)
+                module = entry["module"]
+                if module not in described:
+                    described[module] = {"fingerprint": code_fingerprint(module),
+                                         "files": _file_digests(module)}
+                manifest["modules"][module] = described[module]
+                manifest["runs"][new] = {**entry, "code_fingerprint": code_fingerprint(module),
+                                         "confirmed": note}
+            groups = {}
+            for name, members in manifest["groups"].items():
+                members = [renames.get(member, member) for member in members]
+                groups[renames.get(name, name)] = members
+            manifest["groups"] = groups
+            for entry in manifest["runs"].values():
+                entry["group"] = renames.get(entry["group"], entry["group"])
+            _drop_unnamed(manifest)
+            _check_before_writing(manifest)
+            self._tables.clear()
+            self._write_manifest(manifest)
+            for tier, frame in frames.items():
+                kept = frame[~frame["run_key"].isin(renames)]
+                moved = frame[frame["run_key"].isin(renames)]
+                _write_table(self.table_path(tier), pd.concat(
+                    [kept, moved.assign(run_key=moved["run_key"].map(renames))],
+                    ignore_index=True))
 
     def _changed(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]],
                  manifest: dict[str, Any]) -> list[tuple[str, pd.DataFrame, dict[str, Any]]]:
@@ -1205,6 +1262,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   f"again in {PUBLISHED_LAYOUT} (runs unchanged)")
     compact.add_argument("experiments", nargs="*",
                          help="published experiments (default: all of them)")
+    from fedlib.published_confirm import SAMPLE_CPU_HOURS, SAMPLE_GROUPS
+
+    confirm = commands.add_parser(
+        "confirm", help="after an edit meant to change no result: compute a sample of the "
+        "stale runs again and, if every table is identical, enter the stale runs again "
+        "under their current keys")
+    confirm.add_argument("experiments", nargs="+", help="published experiments")
+    confirm.add_argument("--groups", type=int, default=SAMPLE_GROUPS,
+                         help="groups computed again per tier and code version (default "
+                         f"{SAMPLE_GROUPS})")
+    confirm.add_argument("--cpu-hours", type=float, default=SAMPLE_CPU_HOURS,
+                         help="recorded CPU-hours the sample of a tier and code version may "
+                         f"cost (default {SAMPLE_CPU_HOURS}; the cheapest group when none "
+                         "fits)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
@@ -1251,9 +1322,23 @@ def _export_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confirm_command(args: argparse.Namespace) -> int:
+    from fedlib.published_confirm import ConfirmationError, confirm
+
+    for name in args.experiments:
+        try:
+            done = confirm(name, groups=args.groups, cpu_hours=args.cpu_hours)
+        except (ConfirmationError, ValueError) as error:
+            raise SystemExit(f"error: {error}") from error
+        print(f"{name}: {done.confirmed} of {done.stale} stale runs confirmed and entered "
+              f"under their current keys ({len(done.recomputed)} groups computed again, "
+              f"{done.cpu_seconds / 60:.1f} CPU-minutes)")
+    return 0
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "status": _status_command, "prune": _prune_command, "export": _export_command,
-    "compact": _compact_command}
+    "compact": _compact_command, "confirm": _confirm_command}
 
 
 if __name__ == "__main__":

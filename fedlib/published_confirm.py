@@ -1,0 +1,170 @@
+"""Published runs carried over a code change that leaves their results as they were.
+
+A run's key covers the source of every fedlib module it computes with, so any edit of
+those files (a new check of an argument, a clearer error message, a cache that verifies
+what it reads) makes every published run of the experiment stale, and computing them all
+again can take many CPU-hours. For an edit meant to change no result, :func:`confirm`
+tests that it does not: it computes again a sample of the stale runs' groups with this
+checkout's code (the same configs in the same groups, on the number of threads they were
+computed with) and compares each table with the published one, digest against digest.
+When every one is identical, the stale runs of the sampled classes are entered again
+under the keys this checkout gives them, keeping their provenance (machine, date, commit,
+CPU time) and adding a ``confirmed`` note that says which code they were checked against
+and how; when one differs, nothing is written and the run is named.
+
+The check is a sample: an edit that changes the results of configurations the sample does
+not draw goes unnoticed. It is meant for edits that should not change any result; after
+any other edit the runs are computed again (``make publish``).
+
+``python -m fedlib.published confirm EXPERIMENT [--groups N] [--cpu-hours H]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from fedlib import published
+from fedlib.published_rows import kept_rows
+from fedlib.sweeps import code_fingerprint, content_digest, run_key
+
+SAMPLE_GROUPS = 3
+"""Groups recomputed per class of stale runs (same tier, same recorded code) by default."""
+
+SAMPLE_CPU_HOURS = 0.1
+"""CPU-hours (as the runs recorded them) the sample of a class may cost by default; the
+class's cheapest group is recomputed when no drawn group fits."""
+
+
+class ConfirmationError(RuntimeError):
+    """A recomputed run differs from its published table: the edit changes results."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What :func:`confirm` did for one experiment."""
+
+    stale: int
+    """Published runs that were stale before."""
+    confirmed: int
+    """Of those, runs entered again under their current keys."""
+    recomputed: list[list[str]]
+    """The groups computed again (old keys), every one identical to its published runs."""
+    cpu_seconds: float
+    """CPU seconds the recomputation took here."""
+
+
+def _sample(groups: list[list[str]], cost: Callable[[list[str]], float], seed: str,
+            size: int, cpu_seconds: float) -> list[list[str]]:
+    """Up to ``size`` of ``groups`` drawn at random (seeded by ``seed``) whose recorded costs
+    add up to at most ``cpu_seconds``; the cheapest group when none fits."""
+    order = sorted(groups)
+    random.Random(seed).shuffle(order)
+    chosen, spent = [], 0.0
+    for group in order:
+        if len(chosen) == size:
+            break
+        if spent + cost(group) <= cpu_seconds:
+            chosen.append(group)
+            spent += cost(group)
+    return chosen or [min(order, key=cost)]
+
+
+def _recomputed(experiment: str, group: list[str], runs: dict[str, dict[str, Any]]
+                ) -> list[tuple[str, str]]:
+    """Compute ``group`` again with this checkout's code; the (expected, got) digests of
+    its runs, as the published store keeps their rows."""
+    first = runs[group[0]]
+    runner = getattr(importlib.import_module(first["module"]), first["runner"])
+    configs = [published.config_of(runs[key]) for key in group]
+    import torch
+
+    threads = torch.get_num_threads()
+    if first.get("torch_threads"):
+        torch.set_num_threads(int(first["torch_threads"]))
+    try:
+        tables = runner(configs)
+    finally:
+        torch.set_num_threads(threads)
+    if len(tables) != len(group):
+        raise ConfirmationError(f"the runner of {experiment} returned {len(tables)} tables "
+                                f"for the {len(group)} runs of group {group[0]}")
+    pairs = []
+    for key, table in zip(group, tables, strict=True):
+        stored = pa.Table.from_pandas(table, preserve_index=False).to_pandas()
+        kept = kept_rows(experiment, stored, runs[key]["config"], runs[key]["tier"])
+        pairs.append((runs[key]["sha256"], content_digest(kept)))
+    return pairs
+
+
+def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
+            cpu_hours: float = SAMPLE_CPU_HOURS, root: Path | None = None,
+            log: Callable[[str], None] = print) -> Confirmation:
+    """Check a sample of the stale published runs of ``experiment`` against this checkout's
+    code and, when every sampled table is identical, enter every stale run of the sampled
+    classes again under its current key (see the module's text).
+
+    A class is the stale runs of one tier computed with one version of the code (one
+    recorded fingerprint); each class is sampled on its own, ``groups`` groups at most,
+    costing ``cpu_hours`` at most as recorded. Raises :class:`ConfirmationError` naming the
+    first run whose table differs (nothing is written then).
+    """
+    if groups < 1:
+        raise ValueError(f"groups must be at least 1 (got {groups})")
+    if not cpu_hours > 0:
+        raise ValueError(f"cpu_hours must be positive (got {cpu_hours})")
+    store = published.PublishedStore(experiment, root)
+    if not store.manifest_path.is_file():
+        raise published.PublishedStoreError(f"nothing is published for {experiment!r} (no "
+                                            f"{store.manifest_path})")
+    runs = store.runs()
+    stale = {key for key, entry in runs.items() if not published.is_current(key, entry)}
+    classes: dict[tuple[str, str, str], list[list[str]]] = {}
+    for key in sorted(stale):
+        entry = runs[key]
+        group = entry["group"]
+        if group[0] != key or not all(member in stale for member in group):
+            continue  # a group is listed once (by its first run), whole
+        if any(run_key(runs[m]["config"], runs[m]["module"]) in runs for m in group):
+            continue  # computed again and published already: prune removes the old ones
+        label = (entry["tier"], entry["code_fingerprint"], entry["module"])
+        classes.setdefault(label, []).append(group)
+
+    def cost(group: list[str]) -> float:
+        return sum(runs[key].get("cpu_seconds") or 0.0 for key in group)
+
+    recomputed, spent = [], 0.0
+    for (tier, fingerprint, _module), candidates in sorted(classes.items()):
+        sample = _sample(candidates, cost, f"{experiment}/{tier}/{fingerprint}", groups,
+                         cpu_hours * 3600)
+        for group in sample:
+            log(f"{experiment}: computing again group {group[0]} ({tier}, {len(group)} runs, "
+                f"{cost(group) / 60:.1f} CPU-minutes as recorded)")
+            start = time.process_time()
+            pairs = _recomputed(experiment, group, runs)
+            spent += time.process_time() - start
+            for key, (expected, got) in zip(group, pairs, strict=True):
+                if expected != got:
+                    raise ConfirmationError(
+                        f"run {key} of {experiment} ({tier} tier) computed with this "
+                        f"checkout's code gives a table with digest {got[:12]}, its "
+                        f"published table has {expected[:12]}: the change alters results, so "
+                        f"its runs are computed again (make publish); nothing was written")
+            recomputed.append(group)
+    carried = {key for groups_ in classes.values() for group in groups_ for key in group}
+    if carried:
+        modules = sorted({runs[key]["module"] for key in carried})
+        fingerprints = ", ".join(code_fingerprint(module)[:12] for module in modules)
+        note = (f"{time.strftime('%Y-%m-%d')}: {len(recomputed)} sampled groups computed "
+                f"again with code {fingerprints} (commit "
+                f"{published.commit_description()[:12]}) gave these tables exactly")
+        store.carry_over({key: run_key(runs[key]["config"], runs[key]["module"])
+                          for key in carried}, note)
+    return Confirmation(len(stale), len(carried), recomputed, spent)

@@ -1,0 +1,133 @@
+"""Carrying published runs over an edit that leaves their results as they were: a sample
+is computed again, and the runs are entered under their new keys only when every
+recomputed table is identical to the published one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import test_sweeps
+from test_sweeps import calls, square_runner
+
+from fedlib import published, published_confirm, sweeps
+from fedlib.published import PublishedStore, export, status_table
+from fedlib.published_confirm import ConfirmationError, confirm
+from fedlib.sweeps import sweep
+
+CONFIGS = [{"x": x} for x in range(4)]
+
+
+@pytest.fixture
+def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "published"
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
+    sweeps.set_tier_label("paper")
+    try:
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+    monkeypatch.setattr(published, "commit_description", lambda: "c" * 40)
+    export("toy", "paper")
+    return root
+
+
+def _edit_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an edit of the runner's code does to the keys (the code's fingerprint)."""
+    def edited(module: str | None = None) -> str:
+        return "edited library"
+
+    for where in (sweeps, published, published_confirm):
+        monkeypatch.setattr(where, "code_fingerprint", edited)
+
+
+def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = PublishedStore("toy").runs()
+    log = tmp_path / "calls.log"
+    computed = len(calls(log))
+    _edit_the_library(monkeypatch)
+    assert status_table().iloc[0]["stale"] == 4
+    done = confirm("toy", log=lambda line: None)
+    assert (done.stale, done.confirmed, len(done.recomputed)) == (4, 4, 3)
+    assert len(calls(log)) == computed + 3  # three of the four groups, one run each
+    status = status_table().iloc[0]
+    assert (status["current"], status["stale"], status["damaged"]) == (4, 0, 0)
+    after = PublishedStore("toy").runs()
+    assert set(after).isdisjoint(before)
+    for old, entry in before.items():
+        new = sweeps.run_key(entry["config"], entry["module"])
+        carried = after[new]
+        assert carried["sha256"] == entry["sha256"] and carried["commit"] == "c" * 40
+        assert carried["finished"] == entry["finished"] and carried["group"] == [new]
+        assert carried["code_fingerprint"] == "edited library"
+        assert "3 sampled groups computed again" in carried["confirmed"]
+    # Read by a sweep on a machine with an empty cache: nothing is computed.
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "elsewhere"))
+    runs = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert len(calls(log)) == computed + 3
+    assert runs["y"].tolist() == [0, 1, 4, 9]
+
+
+def test_a_recomputation_that_differs_writes_nothing_and_names_the_run(
+        store_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = (store_root / "toy" / "manifest.json").read_bytes()
+    table = (store_root / "toy" / "paper.parquet").read_bytes()
+    _edit_the_library(monkeypatch)
+
+    def cube_runner(configs: list[dict]) -> list[pd.DataFrame]:
+        return [pd.DataFrame({"x": [c["x"]], "y": [c["x"] ** 3]}) for c in configs]
+
+    monkeypatch.setattr(test_sweeps, "square_runner", cube_runner)
+    # The group of x = 0 or 1 gives the same table (0 and 1 cube to themselves): four
+    # groups make sure one of x = 2, 3 is drawn.
+    with pytest.raises(ConfirmationError, match=r"run [0-9a-f]{20} of toy \(paper tier\).*"
+                       r"alters results"):
+        confirm("toy", groups=4, log=lambda line: None)
+    assert (store_root / "toy" / "manifest.json").read_bytes() == manifest
+    assert (store_root / "toy" / "paper.parquet").read_bytes() == table
+    assert status_table().iloc[0]["stale"] == 4
+
+
+def test_the_sample_keeps_to_its_cost_and_takes_the_cheapest_group_when_none_fits() -> None:
+    groups = [["a"], ["b"], ["c", "d"]]
+    cost = {"a": 10.0, "b": 30.0, "c": 5.0, "d": 5.0}
+
+    def of(group: list[str]) -> float:
+        return sum(cost[k] for k in group)
+
+    for seed in ("one", "two", "three"):
+        chosen = published_confirm._sample(groups, of, seed, 3, 20.0)
+        assert sum(map(of, chosen)) <= 20.0 and chosen
+        assert published_confirm._sample(groups, of, seed, 1, 20.0)[0] in groups
+    assert published_confirm._sample(groups, of, "one", 3, 1.0) == [["a"]]
+    assert sorted(published_confirm._sample(groups, of, "one", 3, 1e9)) == sorted(groups)
+
+
+def test_current_runs_and_runs_already_computed_again_are_left_alone(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    done = confirm("toy", log=lambda line: None)
+    assert (done.stale, done.confirmed, done.recomputed) == (0, 0, [])
+    _edit_the_library(monkeypatch)
+    sweeps.set_tier_label("paper")
+    try:  # x = 0 computed again with the edited code and published beside the old run
+        sweep("toy", CONFIGS[:1], square_runner, workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+    export("toy", "paper")
+    done = confirm("toy", groups=4, log=lambda line: None)
+    assert (done.stale, done.confirmed) == (4, 3)
+    assert published.PublishedStore("toy").prune() == 1
+    assert status_table().iloc[0][["runs", "current"]].tolist() == [4, 4]
+
+
+def test_bad_sample_sizes_are_refused(store_root: Path) -> None:
+    with pytest.raises(ValueError, match="groups must be at least 1"):
+        confirm("toy", groups=0)
+    with pytest.raises(ValueError, match="cpu_hours must be positive"):
+        confirm("toy", cpu_hours=float("nan"))
+    with pytest.raises(published.PublishedStoreError, match="nothing is published"):
+        confirm("absent")
