@@ -58,7 +58,7 @@ def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
     assert (status["current"], status["stale"], status["damaged"]) == (4, 0, 0)
     after = PublishedStore("toy").runs()
     assert set(after).isdisjoint(before)
-    for old, entry in before.items():
+    for entry in before.values():
         new = sweeps.run_key(entry["config"], entry["module"])
         carried = after[new]
         assert carried["sha256"] == entry["sha256"] and carried["commit"] == "c" * 40
