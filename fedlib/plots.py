@@ -282,8 +282,8 @@ def left_out_note(parts: Sequence[str], left_out: dict[str, str]) -> str | None:
                if part in left_out]
     if not missing:
         return None
-    return ("Not drawn: the runs of " + "; ".join(missing) + " are not all stored at this "
-            "tier, and the claims that read them are reported as not run.")
+    return ("Not drawn: the runs of " + "; ".join(missing) + " are not on this page, and "
+            "the claims that read them are reported as not run.")
 
 
 def glue_figure_of_parts(name: str, parts: Sequence[str], left_out: dict[str, str],

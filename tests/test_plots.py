@@ -74,7 +74,7 @@ def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -
 
     plots.glue_figure_of_parts("fig4", ["fig4", "fig3"], {"fig4": "3 of 5 runs missing"}, draw)
     assert not drawn and glued["fig4"].data.startswith(
-        "Not drawn: the runs of `fig4` (3 of 5 runs missing) are not all stored")
+        "Not drawn: the runs of `fig4` (3 of 5 runs missing) are not on this page")
     plots.glue_figure_of_parts("fig3", ["fig3"], {"fig4": "3 of 5 runs missing"}, draw)
     assert drawn == [1] and isinstance(glued["fig3"], plt.Figure)
     assert not plt.get_fignums()

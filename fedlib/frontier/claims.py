@@ -173,14 +173,14 @@ def leaders_markdown(table: pd.DataFrame) -> str:
 
 def left_out_markdown(left_out: dict[str, str]) -> str:
     """The federations a page leaves out, each with why (Markdown, shown as written; empty
-    when none is): their runs are not all stored at the page's tier, so the figures,
-    tables and findings below have none of their rows."""
+    when none is), the reason saying whether their runs are not run at the page's tier or
+    not all stored: the figures, tables and findings below have none of their rows."""
     from fedlib.chapter import markdown_text
 
     if not left_out:
         return ""
     named = "; ".join(f"{markdown_text(DATASET_NAMES.get(d, d))} ({markdown_text(why)})"
                       for d, why in left_out.items())
-    return ("Not on this page: " + named + ". Their runs are not all stored at this tier, "
-            "so the figures, tables and findings below have none of their rows.")
+    return ("Not on this page: " + named + ". The figures, tables and findings below have "
+            "none of their rows.")
 
