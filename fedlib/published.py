@@ -1160,7 +1160,8 @@ def _stale_files(module: str, recorded: tuple[tuple[str, str], ...]) -> tuple[st
 
 def status_table(root: Path | None = None) -> pd.DataFrame:
     """One row per published experiment and tier: runs, how many are current, stale and
-    damaged (table unreadable or digest mismatch), the files whose change made the stale
+    damaged (table unreadable or digest mismatch), how many were carried over an edit by a
+    confirmation (:mod:`fedlib.published_confirm`), the files whose change made the stale
     ones stale, CPU hours, the machines and dates, and size."""
     root = root or paths.published_dir()
     rows = []
@@ -1198,6 +1199,7 @@ def _tier_status(manifest: dict[str, Any], keys: list[str], damaged: dict[str, s
         changed |= set(_stale_files(entry["module"], tuple(sorted(recorded.items()))))
     return {"runs": len(keys), "current": current, "stale": stale,
             "damaged": sum(key in damaged for key in keys),
+            "confirmed": sum("confirmed" in manifest["runs"][key] for key in keys),
             "changed since": ", ".join(sorted(changed))}
 
 
@@ -1238,9 +1240,12 @@ def provenance_line(experiment: str, keys: Iterable[str]) -> str:
     dates = sorted(str(e["finished"])[:10] for e in mine)
     commits = ", ".join(sorted({e["commit"][:10] for e in mine}))
     hours = sum(e.get("cpu_seconds") or 0 for e in mine) / 3600
+    confirmed = sum("confirmed" in e for e in mine)
     line = (f"{len(mine)} of {len(keys)} runs come from the published {tiers} tier "
             f"(computed on {machines}, {dates[0]} to {dates[-1]}, fedlib commit {commits}, "
-            f"{hours:.1f} CPU hours)")
+            f"{hours:.1f} CPU hours"
+            + (f"; {confirmed} of them carried over a later edit of the code that changes "
+               "no result, checked by computing a sample again" if confirmed else "") + ")")
     return line + (f"; {local} were computed by this build." if local else ".")
 
 

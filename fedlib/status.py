@@ -117,7 +117,10 @@ def published_section() -> list[str]:
              "build uses a run only while the code it ran with is unchanged. Stale runs "
              "are listed with the files changed since, and computed again when needed; "
              "damaged runs (a table that cannot be read or does not match its digest) are "
-             "computed again too, until the files are restored from git.", ""]
+             "computed again too, until the files are restored from git. Confirmed runs "
+             "were computed with earlier code and carried over an edit meant to change no "
+             "result, after a sample of them computed again with the edited code gave the "
+             "same tables (`python -m fedlib.published confirm`).", ""]
     table = status_table()
     leftovers = [f"- {line}" for line in leftover_lines()]
     if leftovers:
@@ -135,7 +138,7 @@ def published_section() -> list[str]:
 
 PUBLISHED_TABLES = (
     ("experiment", "tier", "runs", "current", "stale", "damaged", "CPU hours", "size (kB)"),
-    ("experiment", "tier", "machines", "finished", "commits", "changed since"),
+    ("experiment", "tier", "machines", "finished", "commits", "confirmed", "changed since"),
 )
 """The columns of the published runs' two tables, what they hold and where they come from:
 two tables of a few columns each fit the page's width, where one of twelve did not."""

@@ -65,6 +65,8 @@ def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
         assert carried["finished"] == entry["finished"] and carried["group"] == [new]
         assert carried["code_fingerprint"] == "edited library"
         assert "3 sampled groups computed again" in carried["confirmed"]
+    line = published.provenance_line("toy", list(after))
+    assert "; 4 of them carried over a later edit of the code that changes no result" in line
     # Read by a sweep on a machine with an empty cache: nothing is computed.
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "elsewhere"))
     runs = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
