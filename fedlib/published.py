@@ -1276,6 +1276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="recorded CPU-hours the sample of a tier and code version may "
                          f"cost (default {SAMPLE_CPU_HOURS}; the cheapest group when none "
                          "fits)")
+    confirm.add_argument("--rtol", type=float, default=0.0,
+                         help="relative difference allowed in floating-point values (default "
+                         "0: identical tables; runs computed on another processor round "
+                         "float32 sums otherwise)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
@@ -1327,7 +1331,8 @@ def _confirm_command(args: argparse.Namespace) -> int:
 
     for name in args.experiments:
         try:
-            done = confirm(name, groups=args.groups, cpu_hours=args.cpu_hours)
+            done = confirm(name, groups=args.groups, cpu_hours=args.cpu_hours,
+                           rtol=args.rtol)
         except (ConfirmationError, ValueError) as error:
             raise SystemExit(f"error: {error}") from error
         print(f"{name}: {done.confirmed} of {done.stale} stale runs confirmed and entered "

@@ -6,11 +6,13 @@ what it reads) makes every published run of the experiment stale, and computing 
 again can take many CPU-hours. For an edit meant to change no result, :func:`confirm`
 tests that it does not: it computes again a sample of the stale runs' groups with this
 checkout's code (the same configs in the same groups, on the number of threads they were
-computed with) and compares each table with the published one, digest against digest.
-When every one is identical, the stale runs of the sampled classes are entered again
-under the keys this checkout gives them, keeping their provenance (machine, date, commit,
-CPU time) and adding a ``confirmed`` note that says which code they were checked against
-and how; when one differs, nothing is written and the run is named.
+computed with) and compares each table with the published one, digest against digest
+(or, for runs computed on another processor, value against value within a stated relative
+tolerance for floating-point columns). When every one agrees, the stale runs of the
+sampled classes are entered again under the keys this checkout gives them, keeping their
+provenance (machine, date, commit, CPU time) and adding a ``confirmed`` note that says
+which code they were checked against and how; when one differs, nothing is written and
+the run is named.
 
 The check is a sample: an edit that changes the results of configurations the sample does
 not draw goes unnoticed. It is meant for edits that should not change any result; after
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from fedlib import published
@@ -77,10 +81,36 @@ def _sample(groups: list[list[str]], cost: Callable[[list[str]], float], seed: s
     return chosen or [min(order, key=cost)]
 
 
-def _recomputed(experiment: str, group: list[str], runs: dict[str, dict[str, Any]]
-                ) -> list[tuple[str, str]]:
-    """Compute ``group`` again with this checkout's code; the (expected, got) digests of
-    its runs, as the published store keeps their rows."""
+def difference(published_rows: pd.DataFrame, computed: pd.DataFrame, rtol: float
+               ) -> str | None:
+    """How ``computed`` differs from ``published_rows`` (None when it does not): with
+    ``rtol`` 0, any difference in columns, types or values; else floating-point values may
+    differ by ``rtol`` times their size (at least ``rtol``), and everything else not."""
+    if list(computed.columns) != list(published_rows.columns):
+        return (f"columns {list(computed.columns)} where the published table has "
+                f"{list(published_rows.columns)}")
+    if len(computed) != len(published_rows):
+        return f"{len(computed)} rows where the published table has {len(published_rows)}"
+    if rtol == 0:
+        same = content_digest(computed) == content_digest(published_rows)
+        return None if same else "a table whose digest differs from the published one"
+    for column in computed.columns:
+        got, want = computed[column].to_numpy(), published_rows[column].to_numpy()
+        if got.dtype.kind == "f" and want.dtype.kind == "f":
+            off = ~np.isclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
+            if off.any():
+                row = int(np.argmax(off))
+                return (f"{column} = {float(got[row])!r} in row {row} where the published table "
+                        f"has {float(want[row])!r} (beyond the relative tolerance {rtol:g})")
+        elif not computed[column].equals(published_rows[column]):
+            return f"other values of {column} than the published table"
+    return None
+
+
+def _recomputed(experiment: str, group: list[str], runs: dict[str, dict[str, Any]],
+                store: published.PublishedStore, rtol: float) -> dict[str, str]:
+    """Compute ``group`` again with this checkout's code; how each run whose table differs
+    from its published rows (as the store keeps them) differs."""
     first = runs[group[0]]
     runner = getattr(importlib.import_module(first["module"]), first["runner"])
     configs = [published.config_of(runs[key]) for key in group]
@@ -96,16 +126,22 @@ def _recomputed(experiment: str, group: list[str], runs: dict[str, dict[str, Any
     if len(tables) != len(group):
         raise ConfirmationError(f"the runner of {experiment} returned {len(tables)} tables "
                                 f"for the {len(group)} runs of group {group[0]}")
-    pairs = []
+    rows, damaged = store.find(group)
+    if damaged:
+        raise ConfirmationError(f"published runs of {experiment} are damaged "
+                                f"({'; '.join(sorted(set(damaged.values())))}): restore them "
+                                "from git before confirming")
+    found = {}
     for key, table in zip(group, tables, strict=True):
         stored = pa.Table.from_pandas(table, preserve_index=False).to_pandas()
         kept = kept_rows(experiment, stored, runs[key]["config"], runs[key]["tier"])
-        pairs.append((runs[key]["sha256"], content_digest(kept)))
-    return pairs
+        if (how := difference(rows[key], kept.reset_index(drop=True), rtol)) is not None:
+            found[key] = how
+    return found
 
 
 def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
-            cpu_hours: float = SAMPLE_CPU_HOURS, root: Path | None = None,
+            cpu_hours: float = SAMPLE_CPU_HOURS, rtol: float = 0.0, root: Path | None = None,
             log: Callable[[str], None] = print) -> Confirmation:
     """Check a sample of the stale published runs of ``experiment`` against this checkout's
     code and, when every sampled table is identical, enter every stale run of the sampled
@@ -113,13 +149,19 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
 
     A class is the stale runs of one tier computed with one version of the code (one
     recorded fingerprint); each class is sampled on its own, ``groups`` groups at most,
-    costing ``cpu_hours`` at most as recorded. Raises :class:`ConfirmationError` naming the
+    costing ``cpu_hours`` at most as recorded. With ``rtol`` 0 every recomputed table must
+    be identical to the published one; a positive ``rtol`` lets floating-point values
+    differ by that relative amount (runs computed on another processor, whose float32
+    sums round otherwise) and the note says so. Raises :class:`ConfirmationError` naming the
     first run whose table differs (nothing is written then).
     """
     if groups < 1:
         raise ValueError(f"groups must be at least 1 (got {groups})")
     if not cpu_hours > 0:
         raise ValueError(f"cpu_hours must be positive (got {cpu_hours})")
+    if not 0 <= rtol < 0.01:
+        raise ValueError(f"rtol must lie in [0, 0.01) (got {rtol}): a confirmation allows "
+                         "rounding, not other results")
     store = published.PublishedStore(experiment, root)
     if not store.manifest_path.is_file():
         raise published.PublishedStoreError(f"nothing is published for {experiment!r} (no "
@@ -148,15 +190,13 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
             log(f"{experiment}: computing again group {group[0]} ({tier}, {len(group)} runs, "
                 f"{cost(group) / 60:.1f} CPU-minutes as recorded)")
             start = time.process_time()
-            pairs = _recomputed(experiment, group, runs)
+            differing = _recomputed(experiment, group, runs, store, rtol)
             spent += time.process_time() - start
-            for key, (expected, got) in zip(group, pairs, strict=True):
-                if expected != got:
-                    raise ConfirmationError(
-                        f"run {key} of {experiment} ({tier} tier) computed with this "
-                        f"checkout's code gives a table with digest {got[:12]}, its "
-                        f"published table has {expected[:12]}: the change alters results, so "
-                        f"its runs are computed again (make publish); nothing was written")
+            for key, how in differing.items():
+                raise ConfirmationError(
+                    f"run {key} of {experiment} ({tier} tier) computed with this checkout's "
+                    f"code gives {how}: the change alters results, so its runs are computed "
+                    "again (make publish); nothing was written")
             recomputed.append(group)
     carried = {key for groups_ in classes.values() for group in groups_ for key in group}
     if carried:
@@ -164,7 +204,8 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
         fingerprints = ", ".join(code_fingerprint(module)[:12] for module in modules)
         note = (f"{time.strftime('%Y-%m-%d')}: {len(recomputed)} sampled groups computed "
                 f"again with code {fingerprints} (commit "
-                f"{published.commit_description()[:12]}) gave these tables exactly")
+                f"{published.commit_description()[:12]}) gave these tables "
+                + ("exactly" if rtol == 0 else f"up to a relative {rtol:g} in float values"))
         store.carry_over({key: run_key(runs[key]["config"], runs[key]["module"])
                           for key in carried}, note)
     return Confirmation(len(stale), len(carried), recomputed, spent)

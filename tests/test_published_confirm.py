@@ -58,7 +58,7 @@ def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
     assert (status["current"], status["stale"], status["damaged"]) == (4, 0, 0)
     after = PublishedStore("toy").runs()
     assert set(after).isdisjoint(before)
-    for old, entry in before.items():
+    for entry in before.values():
         new = sweeps.run_key(entry["config"], entry["module"])
         carried = after[new]
         assert carried["sha256"] == entry["sha256"] and carried["commit"] == "c" * 40
@@ -129,5 +129,25 @@ def test_bad_sample_sizes_are_refused(store_root: Path) -> None:
         confirm("toy", groups=0)
     with pytest.raises(ValueError, match="cpu_hours must be positive"):
         confirm("toy", cpu_hours=float("nan"))
+    with pytest.raises(ValueError, match=r"rtol must lie in \[0, 0.01\)"):
+        confirm("toy", rtol=0.1)
     with pytest.raises(published.PublishedStoreError, match="nothing is published"):
         confirm("absent")
+
+
+def test_a_tolerance_lets_float_values_differ_by_rounding_and_nothing_else() -> None:
+    published_rows = pd.DataFrame({"round": [0, 1], "loss": [2.3256054, 0.5],
+                                   "name": ["a", "b"]})
+    rounded = published_rows.assign(loss=[2.3256053, 0.5])
+    assert published_confirm.difference(published_rows, published_rows.copy(), 0.0) is None
+    assert "digest differs" in published_confirm.difference(published_rows, rounded, 0.0)
+    assert published_confirm.difference(published_rows, rounded, 1e-6) is None
+    assert "loss = 2.3 in row 0" in published_confirm.difference(
+        published_rows, rounded.assign(loss=[2.3, 0.5]), 1e-6)
+    assert "other values of round" in published_confirm.difference(
+        published_rows, rounded.assign(round=[0, 2]), 1e-6)
+    assert "name" in published_confirm.difference(
+        published_rows, rounded.assign(name=["a", "c"]), 1e-6)
+    assert "1 rows" in published_confirm.difference(published_rows, rounded.iloc[:1], 1e-6)
+    assert "columns" in published_confirm.difference(
+        published_rows, rounded.drop(columns="name"), 1e-6)
