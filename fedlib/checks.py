@@ -123,11 +123,19 @@ def check_device(device: str) -> str:
     return device
 
 
+SEED_BOUND = 2**63
+"""Seeds lie in [0, 2**63): every generator the library seeds (numpy's, torch's) takes them."""
+
+
 def check_seed(seed: int) -> int:
-    """Return ``seed`` if it is a non-negative integer, else raise a ValueError."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative integer")
-    return seed
+    """Return ``seed`` as a Python int if it is an integer (numpy's integers included) in
+    [0, 2**63), else raise a ValueError naming the range."""
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, Integral) or int(seed) < 0:
+        raise ValueError(f"seed={seed!r} must be a non-negative integer (below 2**63)")
+    if int(seed) >= SEED_BOUND:
+        raise ValueError(f"seed={seed!r} is outside [0, 2**63): pass a non-negative integer "
+                         "below 2**63 (9,223,372,036,854,775,808)")
+    return int(seed)
 
 
 def check_workers(workers: int) -> int:

@@ -32,15 +32,17 @@ LIMITS: dict[str, int] = {
 """The largest value each size may take. Edit this table to run past one on purpose."""
 
 
-def check_size(value: int, name: str, minimum: int = 1) -> int:
-    """``value`` as an int if it is an integer between ``minimum`` and the bound of
-    ``name`` in :data:`LIMITS`, else a ValueError naming both."""
+def check_size(value: int, name: str, minimum: int = 1, *, limit: str | None = None) -> int:
+    """``value`` as an int if it is an integer between ``minimum`` and the bound
+    :data:`LIMITS` keeps for ``limit`` (default: ``name``, the argument the errors name),
+    else a ValueError naming both."""
     count = check_count(value, name, minimum)
-    most = LIMITS[name]
+    limit = name if limit is None else limit
+    most = LIMITS[limit]
     if count > most:
         raise ValueError(f"{name}={count:,} is above {most:,}, about a hundred times the "
                          "largest any paper uses: this would run for days or exhaust memory. "
-                         f"Pass a smaller {name}, or raise LIMITS[{name!r}] in "
+                         f"Pass a smaller {name}, or raise LIMITS[{limit!r}] in "
                          "fedlib/limits.py to run it on purpose.")
     return count
 

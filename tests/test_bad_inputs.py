@@ -44,6 +44,17 @@ def _mirror_with(tmp: Path, dataset: str, filename: str, content: bytes) -> None
     os.environ["FEDLIB_DATA_MIRROR"] = str(tmp / "mirror")
 
 
+def _ditto_setup_with(**changes: Any) -> Callable[[Path], object]:
+    def call(tmp: Path) -> object:
+        import dataclasses
+
+        from fedlib.papers.dpditto.experiment import TIERS
+
+        return dataclasses.replace(TIERS["smoke"], **changes)
+
+    return call
+
+
 def _checksum_mismatch(tmp: Path) -> object:
     from fedlib.data import fetch
 
@@ -433,6 +444,16 @@ CASES: list[Case] = [
         "fedlib.papers.pfa.experiment", "configs",
         __import__("fedlib.papers.pfa.experiment", fromlist=["x"]).tier("smoke"), -1),
          r"seed=-1 must be a non-negative integer"),
+    Case("algorithms", "a seed of 2^63 given as a numpy integer", _import_call(
+        "fedlib.papers.pfa.experiment", "configs",
+        __import__("fedlib.papers.pfa.experiment", fromlist=["x"]).tier("smoke"),
+        np.uint64(2**63)),
+         r"seed=.*9223372036854775808.* is outside \[0, 2\*\*63\): pass a non-negative"),
+    Case("algorithms", "DP-Ditto compared at one budget", _import_call(
+        "fedlib.papers.dpditto.experiment", "tier", "smoke", compare_epsilons=(10.0,)),
+         r"compare_epsilons must be two different budgets .*got \(10\.0,\)"),
+    Case("algorithms", "DP-Ditto with 10^12 rounds", _ditto_setup_with(rounds=(10**12,)),
+         r"rounds=1,000,000,000,000 is above 100,000.*LIMITS\['rounds'\]"),
     Case("algorithms", "DP-SGD: a batch index past the client's data",
          _engine(batches=__import__("torch").full((2, 3, 2), 6, dtype=__import__("torch").long)),
          r"batches"),

@@ -62,3 +62,25 @@ def test_good_values_come_back_as_plain_types() -> None:
     np.testing.assert_array_equal(check_impact_factors([0.25, 0.75]), [0.25, 0.75])
     assert check_seed(0) == 0 and check_workers(0) == 0 and check_device("cpu") == "cpu"
     assert is_real(1.5) and is_real(np.int64(3)) and not is_real(True) and not is_real("1")
+
+
+@pytest.mark.parametrize("seed", [np.int64(7), np.uint32(7), np.int8(7), 7])
+def test_a_seed_may_be_a_numpy_integer_and_comes_back_a_python_int(seed: object) -> None:
+    back = check_seed(seed)
+    assert back == 7 and type(back) is int
+
+
+@pytest.mark.parametrize("seed, message", [
+    (2**63, r"outside \[0, 2\*\*63\)"), (2**70, r"outside \[0, 2\*\*63\)"),
+    (np.uint64(2**63), r"outside \[0, 2\*\*63\)"), (np.int64(-3), "non-negative integer"),
+    (np.bool_(True), "non-negative integer"), (7.0, "non-negative integer"),
+    ("7", "non-negative integer"),
+])
+def test_seeds_past_what_the_generators_take_are_refused_naming_the_range(
+        seed: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_seed(seed)
+    assert check_seed(2**63 - 1) == 2**63 - 1
+    np.random.default_rng(2**63 - 1)
+    import torch
+    torch.manual_seed(2**63 - 1)

@@ -10,15 +10,20 @@ from it must carry that name: accuracy on the proxy is close to, not equal to,
 accuracy on CIFAR-10.
 
 Decoding the 60,000 JPEGs takes a while, so the decoded arrays are kept in the
-download cache (``<data dir>/cifar10-jpeg/``), keyed on the archive's digest.
+download cache (``<data dir>/cifar10-jpeg/``), keyed on the archive's digest and
+the layout of the cached file, with the SHA-256 of the arrays stored beside them:
+a cached file that is unreadable or whose arrays do not match that digest (a
+damaged or half-copied cache) is reported, removed and decoded again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import pickle
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,18 +152,59 @@ def _decode_jpeg_split(path: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
             np.asarray([labels[i] for i in order], dtype=np.int64))
 
 
+DECODED_LAYOUT = 2
+"""Layout of the cached decoded proxy: arrays ``x`` (n, 32, 32, 3) uint8, ``y`` (n,)
+int64 and ``digest``, the SHA-256 of both (see :func:`decoded_digest`). Part of the
+cached file's name, so that files of another layout are never read as this one."""
+
+
+def decoded_digest(x: np.ndarray, y: np.ndarray) -> str:
+    """SHA-256 of decoded images and labels: their shapes, dtypes and bytes."""
+    digest = hashlib.sha256()
+    for array in (x, y):
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def read_decoded(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached decoded proxy at ``path``, or None when there is none or it is damaged
+    (unreadable, or its arrays do not match the digest stored with them); a damaged
+    file is reported and removed, so that the caller decodes the archive again."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            x, y, stored = npz["x"], npz["y"], str(npz["digest"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        problem = f"it cannot be read ({type(exc).__name__}: {exc})"
+    else:
+        if (x.dtype == np.uint8 and x.ndim == 4 and x.shape[1:] == (32, 32, 3)
+                and y.shape == (len(x),) and decoded_digest(x, y) == stored):
+            return x, y
+        problem = "its arrays do not match the digest stored with them"
+    _log.warning("the cached decoded CIFAR-10 proxy %s is damaged (%s): it is removed and "
+                 "the archive decoded again", path, problem)
+    try:
+        path.unlink()
+    except OSError as exc:
+        _log.warning("could not remove %s (%s): remove it by hand", path, exc)
+    return None
+
+
 def _load_jpeg_proxy(split: str) -> tuple[np.ndarray, np.ndarray]:
     # The decoded images are keyed by the registered digest of the archive they came
     # from, so a cache hit needs neither the archive nor its (slow) verification.
     digest = get_file("cifar10-jpeg", CIFAR10_JPEG_ARCHIVE).sha256
-    decoded = data_dir() / "cifar10-jpeg" / f"decoded-{digest[:16]}-{split}.npz"
-    if decoded.is_file():
-        with np.load(decoded, allow_pickle=False) as npz:
-            return npz["x"], npz["y"]
+    decoded = (data_dir() / "cifar10-jpeg"
+               / f"decoded-{digest[:16]}-v{DECODED_LAYOUT}-{split}.npz")
+    cached = read_decoded(decoded)
+    if cached is not None:
+        return cached
     x, y = _decode_jpeg_split(fetch("cifar10-jpeg", CIFAR10_JPEG_ARCHIVE), split)
     try:
         with atomic_path(decoded) as tmp, open(tmp, "wb") as stream:
-            np.savez(stream, x=x, y=y)
+            np.savez(stream, x=x, y=y, digest=np.asarray(decoded_digest(x, y)))
     except OSError as exc:  # a read-only cache only costs the next call a decode
         _log.info("could not keep the decoded CIFAR-10 proxy in %s: %s", decoded, exc)
     return x, y

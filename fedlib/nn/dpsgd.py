@@ -1230,7 +1230,8 @@ def _client_generators(generator: torch.Generator | Sequence[torch.Generator] | 
     return clients
 
 
-_NOISE_POOL: dict[int, ThreadPoolExecutor] = {}
+_NOISE_POOL: dict[int, tuple[int, ThreadPoolExecutor]] = {}
+"""Per process: the noise threads and how many there are."""
 _THREADED_NOISE = 1 << 22
 """Noise values per step from which they are drawn on several threads: below, handing
 the work to other threads costs about what it saves (measured on 2 cores)."""
@@ -1242,11 +1243,11 @@ def _noise_pool(workers: int) -> ThreadPoolExecutor:
     noise vector as large as a model per client per step would otherwise leave
     the other cores idle for that long."""
     pid = os.getpid()
-    pool = _NOISE_POOL.get(pid)
-    if pool is None or pool._max_workers < workers:  # noqa: SLF001
+    size, pool = _NOISE_POOL.get(pid, (0, None))
+    if pool is None or size < workers:
         _NOISE_POOL.clear()
-        pool = _NOISE_POOL[pid] = ThreadPoolExecutor(workers,
-                                                     thread_name_prefix="local-dpsgd-noise")
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="local-dpsgd-noise")
+        _NOISE_POOL[pid] = (workers, pool)
     return pool
 
 

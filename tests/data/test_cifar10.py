@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import pickle
 import tarfile
 from collections import OrderedDict
@@ -15,7 +16,14 @@ from conftest import require_datasets
 from PIL import Image
 
 from fedlib.data import REGISTRY, DatasetError, DatasetUnavailableError
-from fedlib.data.cifar10 import CLASSES, NAME, PROXY_NAME, load_cifar10
+from fedlib.data.cifar10 import (
+    CLASSES,
+    NAME,
+    PROXY_NAME,
+    decoded_digest,
+    load_cifar10,
+    read_decoded,
+)
 from fedlib.data.fetch import content_sha256
 from fedlib.data.registry import CIFAR10_ARCHIVE, CIFAR10_JPEG_ARCHIVE, RemoteFile
 
@@ -143,6 +151,37 @@ def test_decoded_proxy_lands_in_the_cache(tmp_path, monkeypatch) -> None:
     with np.load(files[0]) as npz:
         np.testing.assert_array_equal(npz["x"], first.x)
     assert not list(mirror.rglob("*.npz"))  # the mirror is never written to
+
+
+def test_a_damaged_decoded_cache_is_decoded_again(tmp_path, monkeypatch, caplog) -> None:
+    """A cached decoded proxy whose bytes changed, that was cut short, or that lacks its
+    digest is reported, removed and decoded again from the archive."""
+    mirror = tmp_path / "mirror"
+    proxy = _proxy_archive(mirror / "cifar10-jpeg" / CIFAR10_JPEG_ARCHIVE)
+    _register(monkeypatch, "cifar10-jpeg", CIFAR10_JPEG_ARCHIVE, proxy)
+    monkeypatch.setenv("FEDLIB_DATA_MIRROR", str(mirror))
+    monkeypatch.setenv("FEDLIB_DATA_DIR", str(tmp_path / "cache"))
+    first = load_cifar10("train")
+    (cached,) = (tmp_path / "cache" / "cifar10-jpeg").glob("decoded-*-train.npz")
+    good = cached.read_bytes()
+    with np.load(cached) as npz:
+        x, y = npz["x"].copy(), npz["y"]
+    x[0, 0, 0, 0] ^= 0xFF  # one pixel changed, the stored digest kept
+    with open(cached, "wb") as stream:
+        np.savez(stream, x=x, y=y, digest=np.asarray(decoded_digest(first.x, first.y)))
+    damaged = [cached.read_bytes(), good[: len(good) // 2], b""]
+    with open(cached, "wb") as stream:
+        np.savez(stream, x=first.x, y=first.y)  # an older layout: no digest
+    damaged.append(cached.read_bytes())
+    for content in damaged:
+        cached.write_bytes(content)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="fedlib.data.cifar10"):
+            again = load_cifar10("train")
+        np.testing.assert_array_equal(again.x, first.x)
+        assert "is damaged" in caplog.text and cached.name in caplog.text
+        assert cached.read_bytes() != content  # decoded and written again
+        assert read_decoded(cached) is not None
 
 
 def test_unknown_class_folder_is_an_error(tmp_path, monkeypatch) -> None:

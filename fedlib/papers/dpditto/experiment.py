@@ -27,6 +27,7 @@ import torch
 from fedlib.checks import check_seed, is_real
 from fedlib.data import load_fashion_mnist, load_mnist
 from fedlib.data.partition import label_shard_partition
+from fedlib.limits import check_size
 from fedlib.papers.dpditto.algorithm import Hyper, make_model, noise_sigmas, pad_clients, run_ditto
 from fedlib.papers.dpditto.baselines import (
     BASELINES,
@@ -118,12 +119,37 @@ class DittoSetup:
         for eps in (*self.epsilons, *self.compare_epsilons):
             if not eps > 0:
                 raise ValueError(f"epsilon must be > 0 (inf for no noise), got {eps!r}")
+        if len(self.compare_epsilons) != 2 or len(set(self.compare_epsilons)) != 2:
+            raise ValueError(f"compare_epsilons must be two different budgets (the small and "
+                             f"the large of Figures 3 and 4), got {self.compare_epsilons!r}")
+        self._check_sizes()
         if self.fig6_epsilon not in self.epsilons:
             raise ValueError(f"fig6_epsilon={self.fig6_epsilon!r} must be one of the epsilons "
                              f"{self.epsilons}")
         if not (is_real(self.clip) and math.isfinite(self.clip) and self.clip > 0):
             raise ValueError(f"clip_bound (the model clipping norm C) must be a finite number "
                              f"> 0, got {self.clip!r}")
+
+    def _check_sizes(self) -> None:
+        """Every count that sizes a run, against :data:`fedlib.limits.LIMITS`."""
+        for rounds in (self.rounds, *self.panel_rounds.values()):
+            for t in rounds:
+                check_size(t, "rounds")
+        for seeds in (self.seeds, *self.panel_seeds.values()):
+            for seed in seeds:
+                check_seed(seed)
+        for name in ("local_steps", "pfedme_inner", "ala_steps"):
+            check_size(getattr(self, name), name, limit="local_steps")
+        check_size(self.n_clients, "n_clients")
+        check_size(self.batch_size, "batch_size")
+        for name in ("eval_examples", "test_examples"):
+            if getattr(self, name) is not None:
+                check_size(getattr(self, name), name, limit="n_test")
+        for panel, cap in self.train_cap.items():
+            if cap is not None:
+                check_size(cap, f"train_cap[{panel!r}]", limit="examples_per_client")
+        if not (is_real(self.lr) and math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
 
     def hyper(self) -> Hyper:
         return Hyper(lr=self.lr, personal_lr=self.lr, local_steps=self.local_steps,

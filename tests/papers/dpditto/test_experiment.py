@@ -65,6 +65,9 @@ def test_tier_applies_overrides_and_none_keeps_the_tiers_value() -> None:
     ({"fig5_lambda": 0.3}, "fig5_lambda"),
     ({"fig6_epsilon": 7.0}, "fig6_epsilon"),
     ({"compare_epsilons": (0.0, 10.0)}, "epsilon must be > 0"),
+    ({"compare_epsilons": (10.0,)}, "compare_epsilons must be two different budgets"),
+    ({"compare_epsilons": (10.0, 10.0)}, "compare_epsilons must be two different budgets"),
+    ({"compare_epsilons": (1.0, 10.0, 100.0)}, "compare_epsilons must be two different"),
 ])
 def test_tier_rejects_values_off_its_grids(override: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -92,3 +95,22 @@ def test_a_setup_refuses_panel_settings_for_panels_it_does_not_run(field: str, v
         dataclasses.replace(dd.TIERS["paper"], **{
             "panels": ("mnist-dnn", "mnist-mlr"), "compare_panels": ("mnist-dnn",),
             "lambda_panels": ("mnist-dnn",), field: value})
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"rounds": (10**12,)}, r"rounds=1,000,000,000,000 is above 100,000"),
+    ({"local_steps": 10**9}, r"local_steps=1,000,000,000 is above"),
+    ({"pfedme_inner": 10**9}, r"pfedme_inner=1,000,000,000 is above .*LIMITS\['local_steps'\]"),
+    ({"ala_steps": 0}, r"ala_steps must be a >= 1 integer"),
+    ({"n_clients": 10**8}, r"n_clients=100,000,000 is above"),
+    ({"batch_size": -1}, r"batch_size must be a >= 1 integer"),
+    ({"test_examples": -1}, r"test_examples must be a >= 1 integer"),
+    ({"eval_examples": 10**9}, r"eval_examples=1,000,000,000 is above .*LIMITS\['n_test'\]"),
+    ({"train_cap": {"mnist-dnn": 10**9}}, r"train_cap\['mnist-dnn'\]=1,000,000,000 is above"),
+    ({"seeds": (2**63,)}, r"seed=9223372036854775808 is outside \[0, 2\*\*63\)"),
+    ({"lr": math.nan}, r"lr must be a finite number > 0, got nan"),
+])
+def test_a_setup_refuses_sizes_past_the_bounds_naming_the_argument(override: dict,
+                                                                  message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(dd.TIERS["smoke"], **override)
