@@ -713,7 +713,9 @@ class PublishedStore:
                     f"{'no longer' if missing else 'already'} published; nothing was "
                     "carried over")
             tiers = sorted({manifest["runs"][old]["tier"] for old in renames})
-            frames = {tier: self._frame_for_writing(tier) for tier in tiers}
+            # Rows under a new key that no run names are what an interrupted carry left.
+            frames = {tier: (frame := self._frame_for_writing(tier))[
+                ~frame["run_key"].isin(list(renames.values()))] for tier in tiers}
             for tier, frame in frames.items():
                 moved = frame[frame["run_key"].isin(renames)]
                 _write_table(self.table_path(tier), pd.concat(

@@ -153,3 +153,25 @@ def test_a_tolerance_lets_float_values_differ_by_rounding_and_nothing_else() -> 
     assert "1 rows" in published_confirm.difference(published_rows, rounded.iloc[:1], 1e-6)
     assert "columns" in published_confirm.difference(
         published_rows, rounded.drop(columns="name"), 1e-6)
+
+
+def test_an_interrupted_carry_loses_nothing_and_the_next_one_completes(
+        store_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = PublishedStore("toy").runs()
+    _edit_the_library(monkeypatch)
+    write = PublishedStore._write_manifest
+
+    def killed(self: PublishedStore, manifest: dict) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(PublishedStore, "_write_manifest", killed)
+    with pytest.raises(KeyboardInterrupt):
+        confirm("toy", log=lambda line: None)
+    status = status_table().iloc[0]
+    assert (status["runs"], status["stale"], status["damaged"]) == (4, 4, 0)
+    assert PublishedStore("toy").runs() == before
+    monkeypatch.setattr(PublishedStore, "_write_manifest", write)
+    assert confirm("toy", log=lambda line: None).confirmed == 4
+    status = status_table().iloc[0]
+    assert (status["runs"], status["current"], status["damaged"]) == (4, 4, 0)
+    assert len(pd.read_parquet(store_root / "toy" / "paper.parquet")) == 4
