@@ -699,7 +699,8 @@ class PublishedStore:
     def carry_over(self, renames: dict[str, str], note: str) -> None:
         """Enter the published runs ``renames`` names (old key -> new key) under their new
         keys, their rows and provenance unchanged but for the code's fingerprint and a
-        ``confirmed`` note (:func:`fedlib.published_confirm.confirm` decides which runs);
+        ``confirmed`` note, added to those of earlier confirmations
+        (:func:`fedlib.published_confirm.confirm` decides which runs);
         under the experiment's lock. The tables first gain the rows under the new keys,
         then the manifest names them, then the old rows go: a reader never finds a named
         run without its rows."""
@@ -729,8 +730,9 @@ class PublishedStore:
                     described[module] = {"fingerprint": code_fingerprint(module),
                                          "files": _file_digests(module)}
                 manifest["modules"][module] = described[module]
+                earlier = f"{entry['confirmed']}; " if "confirmed" in entry else ""
                 manifest["runs"][new] = {**entry, "code_fingerprint": code_fingerprint(module),
-                                         "confirmed": note}
+                                         "confirmed": earlier + note}
             groups = {}
             for name, members in manifest["groups"].items():
                 members = [renames.get(member, member) for member in members]

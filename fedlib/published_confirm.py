@@ -18,7 +18,7 @@ The check is a sample: an edit that changes the results of configurations the sa
 not draw goes unnoticed. It is meant for edits that should not change any result; after
 any other edit the runs are computed again (``make publish``).
 
-``python -m fedlib.published confirm EXPERIMENT [--groups N] [--cpu-hours H]``.
+``python -m fedlib.published confirm EXPERIMENT [--groups N] [--cpu-hours H] [--rtol R]``.
 """
 
 from __future__ import annotations
@@ -192,7 +192,8 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
             start = time.process_time()
             differing = _recomputed(experiment, group, runs, store, rtol)
             spent += time.process_time() - start
-            for key, how in differing.items():
+            if differing:
+                key, how = next(iter(differing.items()))
                 raise ConfirmationError(
                     f"run {key} of {experiment} ({tier} tier) computed with this checkout's "
                     f"code gives {how}: the change alters results, so its runs are computed "

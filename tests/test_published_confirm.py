@@ -65,6 +65,15 @@ def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
         assert carried["finished"] == entry["finished"] and carried["group"] == [new]
         assert carried["code_fingerprint"] == "edited library"
         assert "3 sampled groups computed again" in carried["confirmed"]
+    # A second edit, confirmed in turn: the note keeps the first confirmation.
+    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited again")
+    monkeypatch.setattr(published, "code_fingerprint", lambda module=None: "edited again")
+    monkeypatch.setattr(published_confirm, "code_fingerprint", lambda m=None: "edited again")
+    assert confirm("toy", log=lambda line: None).confirmed == 4
+    after = PublishedStore("toy").runs()
+    assert all(e["confirmed"].count("sampled groups computed again") == 2
+               and e["confirmed"].index("edited libra") < e["confirmed"].index("edited again")
+               for e in after.values())
     line = published.provenance_line("toy", list(after))
     assert "; 4 of them carried over a later edit of the code that changes no result" in line
     # Read by a sweep on a machine with an empty cache: nothing is computed.
