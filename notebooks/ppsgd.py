@@ -372,6 +372,7 @@ curves_1d_small = claims.small_steps_curves(runs_1d_small, runs_1d)
 glue_figure_of_parts("ppsgd_fig1d_small", [SMALL_STEPS_PART], small_left_out,
                      lambda: figures.figure_1d(curves_1d_small, SMALL_STEPS_SIGMAS))
 show_claims(claims.small_steps_claims(curves_1d_small, scale, small_left_out))
+display(Markdown(claims.small_steps_note(curves_1d_small)))
 
 # %% [markdown]
 # ```{glue:figure} ppsgd_fig1d_small

@@ -799,6 +799,27 @@ def small_steps_curves(small: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
                            higher_is_better=True, sigmas=sigmas)
 
 
+def small_steps_note(curves: pd.DataFrame) -> str:
+    """Where each seed of Figure 1d's small-step runs ends (``curves``: their best-over-steps
+    test accuracy with a seed column; Markdown, empty when there are none): per level, the
+    final accuracy of every seed, so that a level that learns with one seed and not with
+    another is seen as such."""
+    if curves.empty:
+        return ""
+    end = final(with_seed(curves))
+    sigma = float(end["noise_multiplier"].max())
+    at = end[end["noise_multiplier"] == sigma]
+    seeds = sorted(int(s) for s in at["seed"].unique())
+    rows = [f"| alpha*Q | {' | '.join(f'seed {s}' for s in seeds)} |",
+            "|---|" + "---|" * len(seeds)]
+    for alpha_q in sorted(at["alpha_q"].unique()):
+        level = at[at["alpha_q"] == alpha_q].set_index("seed")["accuracy"]
+        cells = [f"{level[s]:.3f}" if s in level.index else "-" for s in seeds]
+        rows.append(f"| {_fmt_alpha(alpha_q)} | {' | '.join(cells)} |")
+    return (f"Final test accuracy of each seed at sigma = {sigma:g} (best step size; chance "
+            f"is {CHANCE.value:g}):\n\n" + "\n".join(rows))
+
+
 def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, str]
                        ) -> list[Claim]:
     """Figure 1d's small-alpha claim read where the CNN can learn under noise: at the

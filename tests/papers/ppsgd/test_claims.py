@@ -416,6 +416,24 @@ def test_small_steps_claim_is_read_at_the_largest_noise_of_its_runs() -> None:
     assert claims.small_steps_claims(chance, "paper", {})[0].status == "NOT-TESTABLE"
 
 
+def test_the_small_steps_note_shows_every_seed_of_every_level_at_the_largest_noise() -> None:
+    curves = _small_steps_curves()
+    learned_once = (curves["noise_multiplier"] == 3) & (curves["alpha_q"] == 0.1)
+    curves.loc[learned_once & (curves["seed"] != 0), "accuracy"] = 0.1
+    note = claims.small_steps_note(curves)
+    assert note.startswith("Final test accuracy of each seed at sigma = 3 (best step size; "
+                           "chance is 0.1)")
+    lines = note.splitlines()
+    assert lines[2] == "| alpha*Q | " + " | ".join(f"seed {s}" for s in SEEDS) + " |"
+    row = next(line for line in lines if line.startswith("| 0.1 |"))
+    end = claims.final(curves)
+    seed0 = end[(end["noise_multiplier"] == 3) & (end["alpha_q"] == 0.1) & (end["seed"] == 0)]
+    assert [c.strip() for c in row.strip("|").split("|")[1:]] == [
+        f"{seed0['accuracy'].item():.3f}" if s == 0 else "0.100" for s in SEEDS]
+    assert sum(line.startswith("| ") for line in lines) == 1 + 4  # header and four levels
+    assert claims.small_steps_note(curves.iloc[:0]) == ""
+
+
 def test_small_steps_curves_take_the_best_step_and_local_only_from_the_main_grid() -> None:
     def runs(rows):
         return pd.DataFrame([{"clip": 1.0, "noise_multiplier": s, "alpha_q": a, "step": step,
