@@ -1167,6 +1167,11 @@ VERDICT_CHANGES: dict[str, str] = {
         "plotted noise (quick, sigma = 1: 0.102 and 0.102 over three seeds; paper, sigma = "
         "10: 0.100 and 0.101 over three seeds, within a point of 0.1), so ranking them decides "
         "nothing; fig1d-small-alpha-small-steps reads it where the CNN can learn under noise",
+    "fig1d-small-alpha-small-steps":
+        "paper: NOT-RUN (one repeat) -> NOT-TESTABLE over three seeds: at sigma = 3 "
+        "alpha*Q = 0.1 ends at 0.356, 0.100 and 0.378 while global-only ends at chance on "
+        "every seed, so the small level's mean (0.278 [-0.105, 0.662]) cannot be told from "
+        "chance; quick: NOT-RUN (paper tier only)",
     "fig1d-large-alpha-low-privacy":
         "quick: HOLDS -> INCONCLUSIVE (alpha*Q = 10 0.607 against alpha*Q = 1 0.497 over "
         "three seeds, difference 0.109 [-0.078, 0.297]: after half an epoch the CNN's "
