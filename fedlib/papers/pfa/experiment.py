@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fedlib.checkpoints import Checkpointer, checkpoint_path
 from fedlib.checks import check_seed
 from fedlib.data.cifar10 import load_cifar10
 from fedlib.data.imdb import build_vocabulary, encode_reviews, load_imdb
@@ -45,7 +46,7 @@ from fedlib.limits import check_finite, check_size
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
 from fedlib.papers.pfa.budgets import CALIBRATIONS, authors_budgets, sample_budgets
 from fedlib.papers.pfa.training import Federation, Hyperparameters, Variant, train_variants
-from fedlib.sweeps import check_group, sweep
+from fedlib.sweeps import check_group, run_key, sweep
 from fedlib.tiers import check_scale
 
 EXPERIMENT = "pfa-heterogeneous"
@@ -410,9 +411,13 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     torch.set_num_threads(1)
     variants = [Variant(c["aggregator"], c["k"], c["projection"]) for c in configs]
     spectrum_rounds = sorted({1, max(1, first["rounds"] // 2), first["rounds"]})
+    # A long group (Figure 5's run hours) saves its state as it goes, and a group
+    # stopped part-way resumes from there when it is run again.
+    keys = [run_key(c, __name__) for c in configs]
+    checkpointer = Checkpointer(checkpoint_path(EXPERIMENT, keys), ",".join(sorted(keys)))
     result = train_variants(build_model(first["model"], first["seed"]), federation(first),
                             hyperparameters(first), variants, first["seed"],
-                            spectrum_rounds=spectrum_rounds)
+                            spectrum_rounds=spectrum_rounds, checkpointer=checkpointer)
     tables = []
     for variant, table in zip(variants, result.history, strict=True):
         table = table.copy()

@@ -29,6 +29,7 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
+from fedlib.checkpoints import Checkpointer
 from fedlib.nn.dpsgd import draw_batches, local_dpsgd
 from fedlib.papers.pfa.aggregation import (
     AGGREGATORS,
@@ -258,9 +260,44 @@ def _subspace(projection: str, public_updates: Tensor, eps_public: Tensor, k: in
     return random_subspace(public_updates, k, generator, centred=projection == "random")
 
 
+def _snapshot(t: int, params: list[dict[str, Tensor]],
+              previous: list[dict[str, Subspace | None]], rows: list[list[dict]],
+              spectra: dict[Variant, list[np.ndarray]], variants: Sequence[Variant],
+              generators: dict[str, list[torch.Generator]]) -> dict[str, Any]:
+    """The whole state of :func:`train_variants` after round ``t``, for a checkpoint."""
+    return {
+        "round": t,
+        "params": params,
+        "previous": [{name: None if s is None else [s.mean, s.basis, s.eigenvalues]
+                      for name, s in layers.items()} for layers in previous],
+        "rows": rows,
+        "spectra": {str(v): [torch.from_numpy(a) for a in spectra[variant]]
+                    for v, variant in enumerate(variants) if variant in spectra},
+        "generators": {purpose: [g.get_state() for g in gens]
+                       for purpose, gens in generators.items()},
+    }
+
+
+def _restore(state: dict[str, Any], variants: Sequence[Variant],
+             generators: dict[str, list[torch.Generator]]
+             ) -> tuple[int, list[dict[str, Tensor]], list[dict[str, Subspace | None]],
+                        list[list[dict]], dict[Variant, list[np.ndarray]]]:
+    """:func:`_snapshot` read back: (round, params, previous, rows, spectra); the
+    generators are set to their saved states."""
+    for purpose, gens in generators.items():
+        for g, saved in zip(gens, state["generators"][purpose], strict=True):
+            g.set_state(saved)
+    previous = [{name: None if s is None else Subspace(*s) for name, s in layers.items()}
+                for layers in state["previous"]]
+    spectra = {variants[int(v)]: [a.numpy() for a in arrays]
+               for v, arrays in state["spectra"].items()}
+    return state["round"], state["params"], previous, state["rows"], spectra
+
+
 def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hyperparameters,
                    variants: Sequence[Variant], seed: int,
-                   spectrum_rounds: Sequence[int] = ()) -> TrainingResult:
+                   spectrum_rounds: Sequence[int] = (),
+                   checkpointer: Checkpointer | None = None) -> TrainingResult:
     """Train every variant on the same federation; see the module docstring.
 
     Returns one history table per variant with columns ``round``, ``accuracy``
@@ -270,6 +307,10 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     federation has one; the
     spectra, by variant, are those of the first layer's public updates in
     ``spectrum_rounds`` (every PFA variant with the public subspace).
+
+    With a ``checkpointer`` the state is saved between rounds whenever it is due, a saved
+    state is resumed, and the file is removed at the end: the result is the same, to the
+    last bit, as a run without one.
     """
     n_clients, n_examples = federation.y.shape
     ledger, public, plan = plan_participation(federation.budgets, n_examples, hyperparameters,
@@ -285,10 +326,20 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     previous: list[dict[str, Subspace | None]] = [dict.fromkeys(names) for _ in variants]
     rows: list[list[dict]] = [[] for _ in variants]
     spectra: dict[Variant, list[np.ndarray]] = {}
-    scores0 = _scores(model, start, federation, True)
-    for rows_v in rows:
-        rows_v.append({"round": 0, **scores0, "uplink_bytes": 0, "clients": 0, "public": 0})
-    for t in range(1, hyperparameters.rounds + 1):
+    generators = {"batches": [batch_gen], "noise": noise_gens, "subspace": sub_gens}
+    state = checkpointer.load() if checkpointer is not None else None
+    if state is None:
+        done = 0
+        scores0 = _scores(model, start, federation, True)
+        for rows_v in rows:
+            rows_v.append({"round": 0, **scores0, "uplink_bytes": 0, "clients": 0,
+                           "public": 0})
+    else:
+        done, params, previous, rows, spectra = _restore(state, variants, generators)
+    for t in range(done + 1, hyperparameters.rounds + 1):
+        if checkpointer is not None and t > done + 1 and checkpointer.due():
+            checkpointer.save(_snapshot(t - 1, params, previous, rows, spectra, variants,
+                                        generators))
         chosen = plan[t - 1]
         evaluate = t % hyperparameters.eval_every == 0 or t == hyperparameters.rounds
         if len(chosen) == 0:  # training has stopped: the model no longer changes
@@ -341,6 +392,8 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
             rows[v].append({"round": t, **_scores(model, params[v], federation, evaluate),
                             "uplink_bytes": 4 * floats,
                             "clients": n_k, "public": int(pub.sum())})
+    if checkpointer is not None:
+        checkpointer.finish()
     history = [pd.DataFrame(r) for r in rows]
     noise = {f"{v.aggregator}": nms[v] for v in variants}
     return TrainingResult(history=history, ledger=ledger, noise_multipliers=noise,

@@ -165,3 +165,86 @@ def test_unknown_aggregator_is_rejected() -> None:
         Variant("median")
     with pytest.raises(ValueError, match="projection"):
         Variant("pfa", 1, "learned")
+
+
+class _Stop(Exception):
+    """Stands for a run stopped part-way (the end of a working session)."""
+
+
+def test_a_run_stopped_part_way_resumes_from_its_checkpoint_to_the_same_result(
+        tmp_path, monkeypatch) -> None:
+    from fedlib.checkpoints import Checkpointer
+    from fedlib.papers.pfa import training
+
+    fed = _federation()
+    variants = [Variant("pfa+", k=1), Variant("pfa", k=2, projection="random"),
+                Variant("weiavg"), Variant("np-fedavg")]
+    kwargs = {"seed": 3, "spectrum_rounds": (1, 3, 6)}
+    whole = train_variants(_model(), fed, HYPERPARAMETERS, variants, **kwargs)
+    path = tmp_path / "run.pt"
+    scores = training._scores
+    for stop_at in (2, 5):  # after round 1 (one round saved), after round 4
+        calls = {"n": 0}
+
+        def stopping(*args, **kw):
+            calls["n"] += 1
+            if calls["n"] == 1 + stop_at * len(variants) - len(variants) + 1:
+                raise _Stop
+            return scores(*args, **kw)
+
+        monkeypatch.setattr(training, "_scores", stopping)
+        with pytest.raises(_Stop):
+            train_variants(_model(), fed, HYPERPARAMETERS, variants,
+                           checkpointer=Checkpointer(path, "runs", every_seconds=0), **kwargs)
+        assert path.exists()
+        saved = Checkpointer(path, "runs").load()
+        assert saved["round"] == stop_at - 1
+        monkeypatch.setattr(training, "_scores", scores)
+        calls_after = {"n": 0}
+
+        def counting(*args, **kw):
+            calls_after["n"] += 1
+            return scores(*args, **kw)
+
+        monkeypatch.setattr(training, "_scores", counting)
+        resumed = train_variants(_model(), fed, HYPERPARAMETERS, variants,
+                                 checkpointer=Checkpointer(path, "runs", every_seconds=0),
+                                 **kwargs)
+        monkeypatch.setattr(training, "_scores", scores)
+        # only the rounds after the checkpoint were computed again
+        assert calls_after["n"] == (HYPERPARAMETERS.rounds - (stop_at - 1)) * len(variants)
+        assert not path.exists()  # a finished run leaves no checkpoint
+        for a, b in zip(whole.history, resumed.history, strict=True):
+            pd.testing.assert_frame_equal(a, b)
+        assert whole.spectra.keys() == resumed.spectra.keys()
+        for v in whole.spectra:
+            for a, b in zip(whole.spectra[v], resumed.spectra[v], strict=True):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_checkpoint_of_other_runs_or_damaged_is_not_resumed(tmp_path) -> None:
+    from fedlib.checkpoints import LAYOUT, Checkpointer
+
+    path = tmp_path / "run.pt"
+    Checkpointer(path, "these runs").save({"round": 3})
+    with pytest.warns(RuntimeWarning, match="belongs to other runs"):
+        assert Checkpointer(path, "other runs").load() is None
+    assert not path.exists()
+    Checkpointer(path, "these runs").save({"round": 3})
+    assert Checkpointer(path, "these runs").load() == {"round": 3}
+    path.write_bytes(path.read_bytes()[:40])  # half a file copied
+    with pytest.warns(RuntimeWarning, match="cannot be read"):
+        assert Checkpointer(path, "these runs").load() is None
+    assert not path.exists()
+    torch.save({"layout": "fedlib-checkpoint/0", "tag": "these runs", "state": {}}, path)
+    with pytest.warns(RuntimeWarning, match=f"not {LAYOUT!r}"):
+        assert Checkpointer(path, "these runs").load() is None
+    fed = _federation()
+    torch.save({"layout": LAYOUT, "tag": "x", "state": {}}, path)
+    with pytest.warns(RuntimeWarning, match="other runs"):
+        result = train_variants(_model(), fed, HYPERPARAMETERS, [Variant("fedavg")], seed=3,
+                                checkpointer=Checkpointer(path, "y", every_seconds=0))
+    plain = train_variants(_model(), fed, HYPERPARAMETERS, [Variant("fedavg")], seed=3)
+    pd.testing.assert_frame_equal(result.history[0], plain.history[0])
+    with pytest.raises(ValueError, match="every_seconds"):
+        Checkpointer(path, "y", every_seconds=-1)
