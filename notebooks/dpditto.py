@@ -65,12 +65,13 @@ from fedlib.papers.dpditto.paper_tier import (
     low_epsilon_not_run,
     low_epsilon_panel,
     low_epsilon_setup,
+    run_repeats,
 )
 from fedlib.papers.dpditto.settings import settings_table
 from fedlib.plots import glue_figure
 from fedlib.prose import Missing, say
 from fedlib.published import stored_runs
-from fedlib.sweeps import MissingRunsError
+from fedlib.sweeps import MissingRunsError, stored_only
 
 chapter = open_chapter("dpditto", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)
@@ -179,7 +180,13 @@ glue_figure("dpditto_fig2", figures.figure_2(curves))
 
 # %%
 runs = dd.run(setup, seed, **chapter.sweep_args)
+repeat_runs, repeats_left_out = run_repeats(setup, seed, scale, **chapter.sweep_args)
+runs = pd.concat([runs, repeat_runs], ignore_index=True)
 display(dc.run_counts(runs))
+for part, why in repeats_left_out.items():
+    display(Markdown(f"Not on this page: {part} ({why}); the claims read the runs above."))
+if dc.rounds_left_out(runs):
+    display(Markdown(dc.rounds_left_out(runs)))
 
 # %% [markdown]
 # ## Figures 3 and 4: DP-Ditto against the DP baselines
@@ -403,8 +410,12 @@ chapter.compare_tiers(claims, dc.TIER_NOTES)
 paper_setup = PAPER_GRID.tier("paper", clip=clip_bound, fig5_lambda=fig5_lambda,
                               fig6_epsilon=fig6_epsilon,
                               compare_epsilons=(compare_low, compare_high))
-paper_runs = (runs if chapter.scale == "paper"
-              else stored_runs(dd.run, paper_setup, seed, progress=False))
+paper_runs = runs if chapter.scale == "paper" else stored_runs(dd.run, paper_setup, seed,
+                                                              progress=False)
+if chapter.scale != "paper" and paper_runs is not None:
+    with stored_only():
+        paper_repeats, _ = run_repeats(paper_setup, seed, "paper", progress=False)
+    paper_runs = pd.concat([paper_runs, paper_repeats], ignore_index=True)
 UNSTORED = Missing("not available (the paper tier's runs are not stored)")
 
 
@@ -417,16 +428,19 @@ def dnn_value(method, epsilon, column):
     return float(rows[column].iloc[0]) if len(rows) else UNSTORED
 
 
-dnn_seeds = len(dd.run_seeds(paper_setup, seed, "mnist-dnn"))
+dnn_seeds = (0 if paper_runs is None else
+             dc.common_rounds(paper_runs).query("panel == 'mnist-dnn'")["seed"].nunique())
 low_eps, high_eps = paper_setup.compare_epsilons
 say("The paper tier's DNN runs have {seeds} seed(s){consequence}. There, at "
     "ε = {low:g}, DP-APPLE reaches a test accuracy of {apple_low:.3f} against "
     "DP-Ditto's {ditto_low:.3f}, and at {high:g} {apple_high:.3f} against {ditto_high:.3f}; "
     "the std of the personal training losses (lower is fairer) is {apple_std_low:.3f} "
     "against {ditto_std_low:.3f} and {apple_std_high:.3f} against {ditto_std_high:.3f} "
-    "(means over T and seeds). Its logistic-regression panel has {mlr_seeds} seeds, and "
+    "(means over T and seeds{rounds}). Its logistic-regression panel has {mlr_seeds} seeds, and "
     "the Figure 5 claims on it are judged at both tiers.",
     seeds=dnn_seeds,
+    rounds=("" if paper_runs is None or not dc.rounds_left_out(paper_runs) else
+            ", over the T every seed ran"),
     consequence=(", so its claims on the DNN are not run until more repeats are computed; "
                  "its single-seed means stay in the evidence") if dnn_seeds == 1 else "",
     low=low_eps, high=high_eps,

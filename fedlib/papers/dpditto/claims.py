@@ -188,6 +188,37 @@ def privacy_verdict(table: pd.DataFrame) -> str:
 # ---------------------------------------------------------------------------
 
 
+def common_rounds(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs at the T where every seed of their panel ran: a mean over T and seeds, or a
+    trend in T, then compares the same T on every seed (the paper tier repeats the DNN at
+    the smaller T only; its larger T keep one seed and are drawn, not judged)."""
+    if runs.empty:
+        return runs
+    seeds = runs.groupby("panel")["seed"].nunique()
+    at = runs.groupby(["panel", "rounds"])["seed"].nunique()
+    full = {(panel, t) for (panel, t), n in at.items() if n == seeds[panel]}
+    keep = [(panel, t) in full for panel, t in zip(runs["panel"], runs["rounds"], strict=True)]
+    return runs[keep]
+
+
+def rounds_left_out(runs: pd.DataFrame) -> str:
+    """A sentence naming, per panel, the T that :func:`common_rounds` leaves out of the
+    claims and the seeds those T have ("" when none is left out)."""
+    kept = common_rounds(runs)
+    parts = []
+    for panel, frame in runs.groupby("panel"):
+        dropped = sorted(set(frame["rounds"]) - set(kept[kept["panel"] == panel]["rounds"]))
+        if dropped:
+            seeds = sorted(frame[frame["rounds"].isin(dropped)]["seed"].unique())
+            judged = sorted(kept[kept["panel"] == panel]["rounds"].unique())
+            parts.append(f"{_label(panel)}: T = {', '.join(map(str, dropped))} ran at seed"
+                         f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} only "
+                         f"and are drawn, not judged; the claims read T = "
+                         f"{', '.join(map(str, judged))}, where all "
+                         f"{frame['seed'].nunique()} seeds ran")
+    return "; ".join(parts) + "." if parts else ""
+
+
 def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.DataFrame:
     sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
                & np.isclose(runs["lam"], lam)]
@@ -264,6 +295,7 @@ def alternating_search(runs: pd.DataFrame, panel: str, epsilon: float, lam0: flo
 def headlines(runs: pd.DataFrame, setup: DittoSetup) -> pd.DataFrame:
     """:func:`headline_table` of every compared panel at the two compared epsilons, with a
     ``panel`` column."""
+    runs = common_rounds(runs)
     return pd.concat([headline_table(runs, p, setup.compare_epsilons).assign(panel=p)
                       for p in setup.compare_panels])
 
@@ -289,6 +321,7 @@ def lambda_grid(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
 def near_chance(runs: pd.DataFrame, setup: DittoSetup) -> list[tuple[str, str]]:
     """(method, panel) of every compared method whose mean accuracy at the larger compared
     epsilon is below :data:`CHANCE_ACCURACY`."""
+    runs = common_rounds(runs)
     return [(method, panel) for panel in setup.compare_panels
             for method, acc in comparison(runs, panel, max(setup.compare_epsilons))
             .groupby("method")["accuracy"].mean().items() if acc < CHANCE_ACCURACY]
@@ -882,6 +915,7 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
         T* and the curve of the reconstructed bound per epsilon, and the range
         1..max_rounds T* was searched over (:func:`fedlib.papers.dpditto.bound.bound_curves`).
     """
+    runs = common_rounds(runs)
     sheet = ClaimSheet(PAPER, scale)
     optima = {eps: t_star for eps, (t_star, _) in bound_curves.items()}
     inner = {e: t for e, t in optima.items() if math.isfinite(e)}
@@ -927,8 +961,8 @@ LOW_PAIR_SUFFIX = "-eps1-vs-10"
 def method_table(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
     """Per compared method at ``epsilon`` (:func:`comparison`): the test accuracy and the
     std of the training losses, each averaged over T, as the mean over seeds with its 95%
-    interval."""
-    frame = comparison(runs, panel, epsilon)
+    interval (over the T every seed ran: :func:`common_rounds`)."""
+    frame = comparison(common_rounds(runs), panel, epsilon)
     rows = []
     for method, sel in frame.groupby("method", sort=False):
         acc, std = estimate(_seeds(sel, "accuracy")), estimate(_seeds(sel, "fairness"))
@@ -1001,6 +1035,8 @@ def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
         raise ValueError("give the runs, or the reason they were not run (not_run)")
     used = low_epsilon_panel(setup)
     panel = LAMBDA_PANEL
+    if runs is not None:
+        runs = common_rounds(runs)
     context = _context(panel, used, "the method comparison and the lambda grid")
     sheet = ClaimSheet(PAPER, scale)
     # The companion's readings: the paper states these claims at budgets its surviving
@@ -1105,6 +1141,7 @@ def budget_sensitivity(runs: pd.DataFrame, setup: DittoSetup) -> str:
     sentence for the chapter."""
     panel = setup.compare_panels[0]
     lo, hi = sorted(setup.compare_epsilons)
+    runs = common_rounds(runs)
 
     def accuracy(eps: float) -> pd.Series:
         frame = comparison(runs, panel, eps)

@@ -12,9 +12,13 @@ cut grid, the logistic-regression panel with it, took 3.66 CPU-hours.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+import pandas as pd
 
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.dpditto import experiment
+from fedlib.sweeps import MissingRunsError
 
 PAPER_GRID = PaperGrid(
     experiment.tier,
@@ -51,6 +55,48 @@ PAPER_GRID = PaperGrid(
     ),
 )
 """The grid of the book's paper tier."""
+
+REPEAT_PANEL = "mnist-dnn"
+"""The panel whose runs are repeated beyond the tier's one seed: the DNN, the paper's MNIST
+model of Figures 3, 4, 6 and 7 (the logistic-regression panel already runs three seeds)."""
+REPEAT_SEEDS = {"paper": (1, 2)}
+"""The DNN's seeds beyond the first, per tier (as offsets from the chapter's seed)."""
+REPEAT_ROUNDS = (10, 20, 40, 60)
+"""The T at which the DNN's later seeds run: the four smallest of the grid, 1.3 CPU-hours a
+seed of the 3.0 the whole T grid costs (0.0098 CPU-hours per aggregation of a group). The
+claims read T where every seed ran (:func:`fedlib.papers.dpditto.claims.common_rounds`);
+T = 80 and 100 keep the first seed and are drawn, not judged."""
+REPEATS_PART = "the DNN's seeds beyond the first"
+"""The part of the chapter the repeats are (as left-out notes name it)."""
+
+
+def repeat_setup(setup: experiment.DittoSetup, scale: str) -> experiment.DittoSetup | None:
+    """The DNN's runs at the tier's later seeds (:data:`REPEAT_SEEDS`) and
+    :data:`REPEAT_ROUNDS`; None where the tier runs none or does not run the DNN."""
+    seeds = REPEAT_SEEDS.get(scale, ())
+    if not seeds or REPEAT_PANEL not in setup.panels:
+        return None
+    return replace(setup, panels=(REPEAT_PANEL,), seeds=seeds, rounds=REPEAT_ROUNDS,
+                   panel_rounds={}, panel_seeds={}, panel_lambdas={
+                       k: v for k, v in setup.panel_lambdas.items() if k == REPEAT_PANEL},
+                   train_cap={k: v for k, v in setup.train_cap.items() if k == REPEAT_PANEL},
+                   compare_panels=tuple(p for p in setup.compare_panels if p == REPEAT_PANEL),
+                   lambda_panels=tuple(p for p in setup.lambda_panels if p == REPEAT_PANEL))
+
+
+def run_repeats(setup: experiment.DittoSetup, seed: int, scale: str, **kwargs: Any
+                ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The runs of :func:`repeat_setup` (seeds counted from ``seed``) and the part left out
+    with the reason: an empty frame where the tier runs none, or where only stored runs are
+    read and they are not all stored."""
+    repeat = repeat_setup(setup, scale)
+    if repeat is None:
+        return pd.DataFrame(), {}
+    try:
+        return experiment.run(repeat, seed, **kwargs), {}
+    except MissingRunsError as error:
+        return pd.DataFrame(), {REPEATS_PART: str(error).split(". ", 1)[0]}
+
 
 LOW_EPSILON = 1.0
 """The smallest budget of the (inferred) grid: the paper's "high privacy requirement"

@@ -295,3 +295,47 @@ def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
     restated = next(line for line in text.splitlines()
                     if line.startswith("- `headline-mnist-dnn-gains` restated"))
     assert "it read fairness as the std" in restated
+
+
+def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
+    """The paper tier repeats the DNN at T <= 60 only: the claims compare those T on every
+    seed, and a T with one seed cannot swing a mean over T and seeds."""
+    from fedlib.papers.dpditto.paper_tier import PAPER_GRID, repeat_setup
+
+    setup = PAPER_GRID.tier("paper")
+    first = make_runs(setup, seeds=(0,))
+    later = make_runs(repeat_setup(setup, "paper"), seeds=(0,))
+    runs = pd.concat([first, later], ignore_index=True)
+    kept = dc.common_rounds(runs)
+    dnn = kept[kept["panel"] == "mnist-dnn"]
+    assert sorted(dnn["rounds"].unique()) == [10, 20, 40, 60]
+    assert sorted(dnn["seed"].unique()) == [0, 1, 2]
+    mlr = kept[kept["panel"] == "mnist-mlr"]  # three seeds at every T already
+    assert mlr.equals(runs[runs["panel"] == "mnist-mlr"])
+    assert dc.rounds_left_out(runs) == (
+        "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
+        "read T = 10, 20, 40, 60, where all 3 seeds ran.")
+    assert dc.rounds_left_out(kept) == ""
+    # A Local run at T = 100, seed 0 far ahead of DP-Ditto would turn the accuracy claim
+    # were T = 100 read; it is not.
+    swing = runs.copy()
+    local = ((swing["panel"] == "mnist-dnn") & (swing["rounds"] == 100)
+             & (swing["method"] != "DP-Ditto"))
+    swing.loc[local, "accuracy"] = 50.0
+    before = {c.claim_id: (c.status, c.evidence)
+              for c in dc.evaluate(runs, setup, "paper", BOUND, 200)}
+    after = {c.claim_id: (c.status, c.evidence)
+             for c in dc.evaluate(swing, setup, "paper", BOUND, 200)}
+    assert before == after
+    assert before["fig3-4-mnist-dnn-ditto-best-accuracy"][0] != "NOT-RUN"
+    table = dc.method_table(runs, "mnist-dnn", 10.0)
+    assert set(table["seeds"]) == {3}
+
+
+def test_one_seed_of_the_dnn_everywhere_is_still_not_run(make_runs) -> None:
+    from fedlib.papers.dpditto.paper_tier import PAPER_GRID
+
+    setup = PAPER_GRID.tier("paper")
+    claims = {c.claim_id: c.status
+              for c in dc.evaluate(make_runs(setup, seeds=(0,)), setup, "paper", BOUND, 200)}
+    assert claims["fig3-4-mnist-dnn-ditto-best-accuracy"] == "NOT-RUN"

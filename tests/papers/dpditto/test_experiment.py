@@ -114,3 +114,41 @@ def test_a_setup_refuses_sizes_past_the_bounds_naming_the_argument(override: dic
                                                                   message: str) -> None:
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(dd.TIERS["smoke"], **override)
+
+
+def test_the_paper_tiers_dnn_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
+    from fedlib.papers.dpditto.paper_tier import (
+        PAPER_GRID,
+        REPEAT_ROUNDS,
+        REPEAT_SEEDS,
+        repeat_setup,
+        run_repeats,
+    )
+
+    setup = PAPER_GRID.tier("paper")
+    repeat = repeat_setup(setup, "paper")
+    first = dd.configs(setup, 0, panels=("mnist-dnn",))
+    found = dd.configs(repeat, 0)
+    assert {c["seed"] for c in found} == set(REPEAT_SEEDS["paper"])
+    assert {c["rounds"] for c in found} == set(REPEAT_ROUNDS)
+    same = [c for c in first if c["rounds"] in REPEAT_ROUNDS]
+    assert len(found) == len(REPEAT_SEEDS["paper"]) * len(same)
+    assert all({**c, "seed": 0} in first for c in found)
+    assert repeat_setup(PAPER_GRID.tier("quick"), "quick") is None
+    none, left_out = run_repeats(PAPER_GRID.tier("quick"), 0, "quick")
+    assert none.empty and left_out == {}
+
+
+def test_repeats_not_stored_are_left_out_saying_so(monkeypatch) -> None:
+    from fedlib.papers.dpditto import paper_tier
+    from fedlib.sweeps import MissingRunsError
+
+    def missing(*_, **__):
+        raise MissingRunsError("216 of 216 runs of dpditto are neither cached nor published. "
+                               "Run make publish")
+
+    monkeypatch.setattr(dd, "run", missing)
+    runs, left_out = paper_tier.run_repeats(paper_tier.PAPER_GRID.tier("paper"), 0, "paper")
+    assert runs.empty
+    assert left_out == {paper_tier.REPEATS_PART:
+                        "216 of 216 runs of dpditto are neither cached nor published"}
