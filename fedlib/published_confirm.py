@@ -81,11 +81,43 @@ def _sample(groups: list[list[str]], cost: Callable[[list[str]], float], seed: s
     return chosen or [min(order, key=cost)]
 
 
+TEXT_DIGITS_RTOL = 1e-5
+"""The least relative tolerance for numbers written as text (PFA's spectra keep six
+significant digits): a last digit that rounds the other way differs by up to this much."""
+
+
+def _number_lists(column: pd.Series) -> list[list[float]] | None:
+    """The values of a text column as lists of numbers ("" is an empty list), or None when
+    some value is not a comma-separated list of numbers."""
+    try:
+        return [[float(x) for x in str(v).split(",")] if v != "" else [] for v in column]
+    except ValueError:
+        return None
+
+
+def _is_text(column: pd.Series) -> bool:
+    """Whether every value of ``column`` is a string."""
+    return all(isinstance(v, str) for v in column)
+
+
+def _numbers_differ(got: list[list[float]], want: list[list[float]], rtol: float
+                    ) -> int | None:
+    """The first row where two columns of number lists differ beyond ``rtol`` (at least
+    :data:`TEXT_DIGITS_RTOL`), None where none does."""
+    tol = max(rtol, TEXT_DIGITS_RTOL)
+    for row, (a, b) in enumerate(zip(got, want, strict=True)):
+        if len(a) != len(b) or not np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True):
+            return row
+    return None
+
+
 def difference(published_rows: pd.DataFrame, computed: pd.DataFrame, rtol: float
                ) -> str | None:
     """How ``computed`` differs from ``published_rows`` (None when it does not): with
     ``rtol`` 0, any difference in columns, types or values; else floating-point values may
-    differ by ``rtol`` times their size (at least ``rtol``), and everything else not."""
+    differ by ``rtol`` times their size (at least ``rtol``), text columns of numbers (a
+    spectrum written "44.5432,42.7465") likewise with at least :data:`TEXT_DIGITS_RTOL`,
+    and everything else not."""
     if list(computed.columns) != list(published_rows.columns):
         return (f"columns {list(computed.columns)} where the published table has "
                 f"{list(published_rows.columns)}")
@@ -102,7 +134,17 @@ def difference(published_rows: pd.DataFrame, computed: pd.DataFrame, rtol: float
                 row = int(np.argmax(off))
                 return (f"{column} = {float(got[row])!r} in row {row} where the published table "
                         f"has {float(want[row])!r} (beyond the relative tolerance {rtol:g})")
-        elif not computed[column].equals(published_rows[column]):
+        elif computed[column].equals(published_rows[column]):
+            continue
+        elif _is_text(computed[column]) and _is_text(published_rows[column]) and (
+                numbers := _number_lists(computed[column])) is not None and (
+                other := _number_lists(published_rows[column])) is not None:
+            row = _numbers_differ(numbers, other, rtol)
+            if row is not None:
+                return (f"{column} = {computed[column].iloc[row]!r} in row {row} where the "
+                        f"published table has {published_rows[column].iloc[row]!r} (beyond "
+                        f"the relative tolerance {max(rtol, TEXT_DIGITS_RTOL):g})")
+        else:
             return f"other values of {column} than the published table"
     return None
 

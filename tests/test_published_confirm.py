@@ -164,6 +164,24 @@ def test_a_tolerance_lets_float_values_differ_by_rounding_and_nothing_else() -> 
         published_rows, rounded.drop(columns="name"), 1e-6)
 
 
+def test_a_tolerance_reads_text_columns_of_numbers_as_numbers() -> None:
+    """A spectrum written with six significant digits ("44.5432,42.7465") can round its
+    last digit the other way when a float differs in its eighth: equal under a tolerance,
+    and a real change of the spectrum, a missing value or a word is still a difference."""
+    published_rows = pd.DataFrame({"round": [1, 2], "spectrum": ["44.5432,42.7465", ""]})
+    last_digit = published_rows.assign(spectrum=["44.5433,42.7465", ""])
+    assert "digest differs" in published_confirm.difference(published_rows, last_digit, 0.0)
+    assert published_confirm.difference(published_rows, last_digit, 1e-7) is None
+    moved = published_confirm.difference(
+        published_rows, published_rows.assign(spectrum=["44.6,42.7465", ""]), 1e-7)
+    assert "spectrum = '44.6,42.7465' in row 0" in moved and "1e-05" in moved
+    shorter = published_rows.assign(spectrum=["44.5432", ""])
+    assert "in row 0" in published_confirm.difference(published_rows, shorter, 1e-7)
+    words = published_rows.assign(spectrum=["44.5432,42.7465", "none"])
+    assert "other values of spectrum" in published_confirm.difference(
+        published_rows, words, 1e-7)
+
+
 def test_an_interrupted_carry_loses_nothing_and_the_next_one_completes(
         store_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = PublishedStore("toy").runs()

@@ -184,11 +184,13 @@ def test_a_run_stopped_part_way_resumes_from_its_checkpoint_to_the_same_result(
     path = tmp_path / "run.pt"
     scores = training._scores
     for stop_at in (2, 5):  # after round 1 (one round saved), after round 4
-        calls = {"n": 0}
+        # _scores runs once for round 0, then once per variant and round: stop at the
+        # first variant of round stop_at, with rounds up to stop_at - 1 saved.
+        stop_call = 1 + (stop_at - 1) * len(variants) + 1
 
-        def stopping(*args, **kw):
-            calls["n"] += 1
-            if calls["n"] == 1 + stop_at * len(variants) - len(variants) + 1:
+        def stopping(*args, calls=[0], stop_call=stop_call, **kw):  # noqa: B006
+            calls[0] += 1
+            if calls[0] == stop_call:
                 raise _Stop
             return scores(*args, **kw)
 
@@ -200,10 +202,10 @@ def test_a_run_stopped_part_way_resumes_from_its_checkpoint_to_the_same_result(
         saved = Checkpointer(path, "runs").load()
         assert saved["round"] == stop_at - 1
         monkeypatch.setattr(training, "_scores", scores)
-        calls_after = {"n": 0}
+        counted = []
 
-        def counting(*args, **kw):
-            calls_after["n"] += 1
+        def counting(*args, counted=counted, **kw):
+            counted.append(1)
             return scores(*args, **kw)
 
         monkeypatch.setattr(training, "_scores", counting)
@@ -212,7 +214,7 @@ def test_a_run_stopped_part_way_resumes_from_its_checkpoint_to_the_same_result(
                                  **kwargs)
         monkeypatch.setattr(training, "_scores", scores)
         # only the rounds after the checkpoint were computed again
-        assert calls_after["n"] == (HYPERPARAMETERS.rounds - (stop_at - 1)) * len(variants)
+        assert len(counted) == (HYPERPARAMETERS.rounds - (stop_at - 1)) * len(variants)
         assert not path.exists()  # a finished run leaves no checkpoint
         for a, b in zip(whole.history, resumed.history, strict=True):
             pd.testing.assert_frame_equal(a, b)
