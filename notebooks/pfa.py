@@ -172,7 +172,8 @@ pfa_figures.show_figure_5(curves, scale, left_out)
 # random 10,000 of the 25,000 test reviews (the first 10,000 are all negative). The
 # setting stays in the paper tier's grid as the paper has it: `scale = "paper"` computes
 # it where there is the time or a GPU for it, and its claim is reported as not run until
-# its runs are stored.
+# its runs are stored. A run saves its state every ten minutes and continues from there
+# when started again (the Reproducing page says how), so the hours can come in pieces.
 
 # %% [markdown]
 # ## Figure 6: the projection dimension, and where the subspace comes from
