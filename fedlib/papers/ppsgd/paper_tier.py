@@ -92,16 +92,16 @@ def run_repeats(setup: experiment.PpsgdSetup, seed: int, scale: str, *, figure: 
          for r in range(repeats(scale, figure))], ignore_index=True)
 
 
-SMALL_STEPS_SIGMAS = (3.0,)
-"""The noise levels of Figure 1d's small-step runs: the largest plotted level below
-sigma = 10 (sigma = 1, the other one, is not run yet: it would add as much again)."""
+SMALL_STEPS_SIGMAS = (1.0, 3.0)
+"""The noise levels of Figure 1d's small-step runs: the two plotted levels between no
+noise and sigma = 10, where every level ends at chance."""
 SMALL_STEPS = (0.05, 0.1, 0.2, 0.5, 1.0)
 """The step sizes of those runs: the three smallest of the paper's grid, where a noisy
 update moves the CNN least, and the two the main grid runs."""
 SMALL_STEPS_REPEATS = {"paper": 3}
 """Seeds of the small-step runs per tier (none at the quick tier, whose half epoch is
-too short to tell how a small step ends; three at the paper tier, measured at about 0.44
-CPU-hours a seed)."""
+too short to tell how a small step ends; three at the paper tier, measured at about 0.45
+CPU-hours a seed and noise level)."""
 
 
 def small_steps_setup(setup: experiment.PpsgdSetup) -> experiment.PpsgdSetup:
