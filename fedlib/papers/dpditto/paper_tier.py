@@ -133,8 +133,8 @@ LOW_EPSILON_NOT_RUN = {
         "not run at the paper tier: planning the DNN's method comparison and lambda grid at "
         "eps=1 adds {runs} runs in {groups} groups (one seed), about {hours:.1f} CPU-hours "
         "(the group of T = 10 measured at {minutes:.1f} CPU-minutes, the others scaled by T), "
-        "left out of the book's paper grid; and with the DNN's one seed at that tier no "
-        "verdict could be read from them"),
+        "and about 20 CPU-minutes for each of the DNN's repeats at T = 10, 20 and 40, not "
+        "computed yet"),
 }
 """Why a tier does not run the eps=1 section (tiers not named here run it)."""
 LOW_EPSILON_T10_CPU_MINUTES = 2.88
