@@ -65,6 +65,7 @@ from fedlib.papers.dpditto.paper_tier import (
     low_epsilon_not_run,
     low_epsilon_panel,
     low_epsilon_setup,
+    repeat_setup,
     run_repeats,
 )
 from fedlib.papers.dpditto.settings import settings_table
@@ -101,6 +102,10 @@ display(pd.DataFrame({
         [str(setup.compare_epsilons)], "Figure 5 lambda (inferred)": [setup.fig5_lambda],
     "Figures 6-7 epsilon (inferred)": [setup.fig6_epsilon],
 }).T.rename(columns={0: ""}))
+repeats = repeat_setup(setup, scale)
+if repeats is not None:
+    display(Markdown(f"Repeats beyond these seeds: {', '.join(repeats.panels)} at seeds "
+                     f"{list(dd.run_seeds(repeats, seed))}, T in {list(repeats.rounds)}."))
 not_run = dd.panels_not_run(setup)
 if not_run:
     display(Markdown(f"Not run at this tier: {', '.join(not_run)}; their claims are reported "
