@@ -47,6 +47,7 @@ ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: 
 claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 
 # %%
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -55,7 +56,7 @@ from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
-from fedlib.papers.pfa.paper_tier import PAPER_GRID
+from fedlib.papers.pfa.paper_tier import PAPER_GRID, run_repeats
 from fedlib.plots import glue_figure_of_parts, left_out_note
 from fedlib.prose import Missing, difference_of, mean_of, say, scaled, status_of
 from fedlib.published import provenance_line, stored_runs
@@ -94,6 +95,12 @@ display(Markdown(PAPER_GRID.describe()))
 # %%
 runs, left_out = run_parts(
     lambda figures: pfa.run(setup, seed, figures=figures, **chapter.sweep_args), pfa.FIGURES)
+repeat_runs, repeats_left_out = run_repeats(
+    setup, seed, scale, tuple(f for f in pfa.FIGURES if f not in left_out),
+    **chapter.sweep_args)
+runs = pd.concat([runs, repeat_runs], ignore_index=True)
+for part, why in repeats_left_out.items():
+    display(Markdown(f"Not on this page: {part} ({why}); the claims read the runs stored."))
 final = pfa_claims.final_accuracy(runs)
 curves = pfa_claims.accuracy_curves(runs)
 claims = pfa_claims.evaluate(runs, scale, setup.k, left_out)

@@ -109,11 +109,26 @@ LOW_EPSILON_PANELS = ("mnist-dnn", "mnist-mlr")
 MNIST claims on."""
 
 
-def low_epsilon_setup(setup: experiment.DittoSetup) -> experiment.DittoSetup:
+LOW_EPSILON_PLAN = {"paper": ((10, 20, 40), (0, 1, 2))}
+"""Where a tier runs the eps=1 section on fewer T than its grid: (T, seed offsets) of the
+eps=1 panel. At the paper tier, the T that the DNN's three seeds share (its repeats run
+T = 10, 20 and 40), on those three seeds: about 20 CPU-minutes a seed (the group of T = 10
+measured at 2.9 CPU-minutes with only the eps=1 runs pending, the others scaling with T);
+the claims read the same T at eps=1 as at the inferred budgets."""
+
+
+def low_epsilon_setup(setup: experiment.DittoSetup, scale: str) -> experiment.DittoSetup:
     """``setup`` with the method comparison at (eps=1, the smaller compared budget) and
-    Figures 6 and 7 at eps=1: the same runs' configs, planned at the smallest budget."""
-    return replace(setup, compare_epsilons=(LOW_EPSILON, min(setup.compare_epsilons)),
-                   fig6_epsilon=LOW_EPSILON)
+    Figures 6 and 7 at eps=1: the same runs' configs, planned at the smallest budget, on
+    the T and seeds of :data:`LOW_EPSILON_PLAN` where ``scale`` has a plan there."""
+    low = replace(setup, compare_epsilons=(LOW_EPSILON, min(setup.compare_epsilons)),
+                  fig6_epsilon=LOW_EPSILON)
+    if scale not in LOW_EPSILON_PLAN:
+        return low
+    rounds, seeds = LOW_EPSILON_PLAN[scale]
+    panel = low_epsilon_panel(low)
+    return replace(low, panel_rounds={**low.panel_rounds, panel: rounds},
+                   panel_seeds={**low.panel_seeds, panel: seeds})
 
 
 def low_epsilon_panel(setup: experiment.DittoSetup) -> str:
@@ -126,33 +141,3 @@ def low_epsilon_panel(setup: experiment.DittoSetup) -> str:
     raise ValueError(f"the tier compares the methods on {setup.compare_panels} and sweeps "
                      f"lambda on {setup.lambda_panels}: the eps=1 section needs one of "
                      f"{LOW_EPSILON_PANELS} in both")
-
-
-LOW_EPSILON_NOT_RUN = {
-    "paper": (
-        "not run at the paper tier: planning the DNN's method comparison and lambda grid at "
-        "eps=1 adds {runs} runs in {groups} groups (one seed), about {hours:.1f} CPU-hours "
-        "(the group of T = 10 measured at {minutes:.1f} CPU-minutes, the others scaled by T), "
-        "and about 20 CPU-minutes for each of the DNN's repeats at T = 10, 20 and 40, not "
-        "computed yet"),
-}
-"""Why a tier does not run the eps=1 section (tiers not named here run it)."""
-LOW_EPSILON_T10_CPU_MINUTES = 2.88
-"""Measured: CPU-minutes of the paper tier's DNN group at T = 10 with only the eps=1
-runs pending (five DP-Ditto lambdas and the four baselines), on one thread of a 2-core
-AMD EPYC, data loading included (172.7 CPU-seconds)."""
-
-
-def low_epsilon_not_run(scale: str) -> str:
-    """The reason the eps=1 section is not run at ``scale`` ("" where it is run)."""
-    reason = LOW_EPSILON_NOT_RUN.get(scale, "")
-    if not reason:
-        return ""
-    setup = PAPER_GRID.tier(scale)
-    low = low_epsilon_setup(setup)
-    panel = low_epsilon_panel(low)
-    planned = experiment.configs(setup, 0, panels=(panel,))
-    new = [c for c in experiment.configs(low, 0, panels=(panel,)) if c not in planned]
-    groups = {(c["seed"], c["rounds"]) for c in new}
-    return reason.format(runs=len(new), groups=len(groups), minutes=LOW_EPSILON_T10_CPU_MINUTES,
-                         hours=LOW_EPSILON_T10_CPU_MINUTES * sum(t for _, t in groups) / 10 / 60)

@@ -12,8 +12,14 @@ CIFAR-10 (12 on a quieter machine) and 18-21 on IMDb, which the book does not pu
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.pfa import experiment
+from fedlib.sweeps import MissingRunsError, run_parts, sweep
 
 PAPER_GRID = PaperGrid(
     experiment.tier,
@@ -43,3 +49,56 @@ PAPER_GRID = PaperGrid(
 )
 """The grid of the book's paper tier (the authors' setting, ``authors``, is run whole),
 and the repeats of its quick tier."""
+
+
+REPEAT_MODELS = ("logr",)
+"""The models whose settings the paper tier runs beyond its first seed: a LogR setting
+costs minutes a seed, a CNN one 0.5 to 1 CPU-hour."""
+REPEAT_SEEDS = {"paper": (1, 2, 3, 4)}
+"""The LogR settings' seeds beyond the first, per tier (offsets from the chapter's seed):
+with the first, the paper's five repeats."""
+REPEAT_FIGURES = ("fig3", "fig6", "fig8")
+"""The settings repeated: every LogR setting of the figures (the authors' setting has
+seeds of its own, Figure 4 runs the CNN at the paper tier)."""
+REPEATS_PART = "the LogR settings' seeds beyond the first"
+"""The part of the chapter the repeats are (as left-out notes name it)."""
+
+
+def repeat_configs(setup: experiment.PfaSetup, seed: int, scale: str,
+                   figures: tuple[str, ...] = REPEAT_FIGURES) -> list[dict[str, Any]]:
+    """The configs of the LogR settings of ``figures`` (those of :data:`REPEAT_FIGURES`) at
+    the tier's later seeds (:data:`REPEAT_SEEDS`, counted from ``seed``): the tier's own
+    configs at those seeds, none where the tier has no repeats."""
+    offsets = REPEAT_SEEDS.get(scale, ())
+    figures = tuple(f for f in figures if f in REPEAT_FIGURES)
+    if not offsets or not figures:
+        return []
+    every = experiment.configs(replace(setup, repeats=max(offsets) + 1), seed, figures=figures)
+    return [c for c in every
+            if c["seed"] - seed in offsets and c["model"] in REPEAT_MODELS]
+
+
+def run_repeats(setup: experiment.PfaSetup, seed: int, scale: str,
+                figures: tuple[str, ...] = experiment.FIGURES, **kwargs: Any
+                ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The runs of :func:`repeat_configs` for ``figures``, one row per run and round with
+    the run's config in columns, and the parts left out with the reason (where only
+    stored runs are read, a figure whose repeats are not all stored is left out)."""
+    wanted = tuple(f for f in figures if f in REPEAT_FIGURES)
+    if not repeat_configs(setup, seed, scale, wanted):
+        return pd.DataFrame(), {}
+
+    def run(parts: tuple[str, ...]) -> pd.DataFrame:
+        planned = repeat_configs(setup, seed, scale, parts)
+        runs = sweep(experiment.EXPERIMENT, planned, experiment.run_group,
+                     batched=experiment.BATCHED, max_group_size=len(planned), **kwargs)
+        settings = pd.DataFrame(planned)
+        settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
+        return runs.merge(settings, on="run_key", how="left")
+
+    try:
+        runs, left_out = run_parts(run, wanted)
+    except MissingRunsError as error:
+        return pd.DataFrame(), {f"{REPEATS_PART} ({', '.join(wanted)})":
+                                str(error).split(". ", 1)[0]}
+    return runs, {f"{REPEATS_PART} ({part})": why for part, why in left_out.items()}

@@ -11,10 +11,13 @@ from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
 from fedlib.papers.dpditto import noise_probe
 from fedlib.papers.dpditto.paper_tier import (
+    LOW_EPSILON_PLAN,
     PAPER_GRID,
-    low_epsilon_not_run,
+    REPEAT_ROUNDS,
+    REPEAT_SEEDS,
     low_epsilon_panel,
     low_epsilon_setup,
+    repeat_setup,
 )
 from fedlib.papers.dpditto.settings import settings_table
 
@@ -22,14 +25,14 @@ BOUND = {1.0: (10, np.ones(200)), 10.0: (20, np.ones(200)), 100.0: (30, np.ones(
 
 
 def _low(scale: str) -> dd.DittoSetup:
-    return low_epsilon_setup(PAPER_GRID.tier(scale))
+    return low_epsilon_setup(PAPER_GRID.tier(scale), scale)
 
 
 def test_the_low_epsilon_setup_only_plans_configs_at_eps_1() -> None:
     """The eps=1 section changes which runs are planned, never what a run is: every config
     it shares with the chapter's own setup is identical, and the new ones are at eps=1."""
     setup = PAPER_GRID.tier("quick")
-    low = low_epsilon_setup(setup)
+    low = low_epsilon_setup(setup, "quick")
     assert low.compare_epsilons == (1.0, 10.0) and low.fig6_epsilon == 1.0
     panel = low_epsilon_panel(low)
     assert panel == "mnist-mlr"
@@ -54,10 +57,26 @@ def test_low_epsilon_claims_have_the_same_ids_at_every_tier(make_runs) -> None:
     assert not main & set(ids["quick"])
 
 
+def test_the_paper_tier_plans_eps_1_on_the_t_its_three_seeds_share() -> None:
+    """At the paper tier the eps=1 runs are the DNN's at the T its repeats share, on the
+    chapter's seed and the repeats' seeds: every config also planned by the tier or its
+    repeats is identical, and every other one is at eps=1."""
+    setup = PAPER_GRID.tier("paper")
+    low = _low("paper")
+    panel = low_epsilon_panel(low)
+    planned = dd.configs(low, 0, panels=(panel,))
+    rounds, offsets = LOW_EPSILON_PLAN["paper"]
+    assert {(c["seed"], c["rounds"]) for c in planned} == {
+        (s, t) for s in offsets for t in rounds}
+    assert set(rounds) <= set(REPEAT_ROUNDS) and set(offsets) == {0, *REPEAT_SEEDS["paper"]}
+    known = dd.configs(setup, 0, panels=(panel,)) + dd.configs(repeat_setup(setup, "paper"), 0)
+    new = [c for c in planned if c not in known]
+    assert new and all(c["epsilon"] == 1.0 for c in new)
+    assert {c["seed"] for c in new} == set(offsets)
+
+
 def test_low_epsilon_claims_not_run_say_why() -> None:
-    reason = low_epsilon_not_run("paper")
-    assert "not run at the paper tier" in reason and "CPU-hours" in reason
-    assert low_epsilon_not_run("quick") == "" and low_epsilon_not_run("smoke") == ""
+    reason = "not run in this build: 54 of 81 runs of dpditto are neither cached nor published"
     claims = dc.low_epsilon_claims(None, _low("paper"), "paper", reason)
     assert claims and all(c.status == "NOT-RUN" and c.evidence == reason for c in claims)
     with pytest.raises(ValueError, match="reason"):
@@ -69,7 +88,7 @@ def test_a_baseline_that_wins_only_at_eps_1_moves_the_verdict(make_runs) -> None
     accurate at eps=1 only: the eps=1 claim fails, the claim it re-reads still holds, and
     the effect table says the verdict moved."""
     setup = dd.tier("smoke")
-    low = low_epsilon_setup(setup)
+    low = low_epsilon_setup(setup, "smoke")
     seeds = (0, 1, 2)
     runs = pd.concat([make_runs(low, seeds=seeds), make_runs(setup, seeds=seeds)])
     runs = runs.drop_duplicates(["panel", "seed", "rounds", "method", "epsilon", "lam"])

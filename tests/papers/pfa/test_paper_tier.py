@@ -1,0 +1,65 @@
+"""The PFA paper tier's repeats: the LogR settings at the seeds beyond the first."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fedlib.papers.pfa import experiment as pfa
+from fedlib.papers.pfa import paper_tier
+from fedlib.papers.pfa.paper_tier import (
+    PAPER_GRID,
+    REPEAT_FIGURES,
+    REPEAT_SEEDS,
+    REPEATS_PART,
+    repeat_configs,
+    run_repeats,
+)
+from fedlib.sweeps import MissingRunsError
+
+
+def test_the_repeats_are_the_tiers_own_logr_runs_at_later_seeds() -> None:
+    setup = PAPER_GRID.tier("paper")
+    first = pfa.configs(setup, 0)
+    found = repeat_configs(setup, 0, "paper")
+    assert {c["seed"] for c in found} == set(REPEAT_SEEDS["paper"])
+    assert {c["model"] for c in found} == {"logr"}
+    assert {c["figure"] for c in found} == set(REPEAT_FIGURES)
+    same = [c for c in first if c["model"] == "logr" and c["figure"] in REPEAT_FIGURES]
+    assert len(found) == len(REPEAT_SEEDS["paper"]) * len(same)
+    assert all({**c, "seed": 0} in first for c in found)
+    # counted from the chapter's seed, and only for the figures asked for
+    shifted = repeat_configs(setup, 7, "paper", ("fig6", "fig4", "authors"))
+    assert {c["seed"] for c in shifted} == {7 + s for s in REPEAT_SEEDS["paper"]}
+    assert {c["figure"] for c in shifted} == {"fig6"}
+    assert repeat_configs(PAPER_GRID.tier("quick"), 0, "quick") == []
+    none, left_out = run_repeats(PAPER_GRID.tier("quick"), 0, "quick")
+    assert none.empty and left_out == {}
+
+
+def test_repeats_not_stored_are_left_out_per_figure(monkeypatch) -> None:
+    """Where only stored runs are read, a figure whose repeats are not all stored is left
+    out, saying why, and the others are returned with their configs."""
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+
+    def stored_for_fig3_only(experiment, planned, runner, **kwargs):
+        if {c["figure"] for c in planned} != {"fig3"}:
+            raise MissingRunsError(f"{len(planned)} of {len(planned)} runs of {experiment} "
+                                   "are neither cached nor published. Run make publish")
+        return pd.DataFrame({"run_key": [f"k{i}" for i in range(len(planned)) for _ in (0, 1)],
+                             "round": [r for _ in planned for r in (0, 1)],
+                             "accuracy": 0.5})
+
+    monkeypatch.setattr(paper_tier, "sweep", stored_for_fig3_only)
+    setup = PAPER_GRID.tier("paper")
+    runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6", "fig8"))
+    assert set(runs["figure"]) == {"fig3"} and set(runs["seed"]) == {1, 2, 3, 4}
+    assert len(runs) == 2 * len(repeat_configs(setup, 0, "paper", ("fig3",)))
+    n6 = len(repeat_configs(setup, 0, "paper", ("fig6",)))
+    assert set(left_out) == {f"{REPEATS_PART} (fig6)", f"{REPEATS_PART} (fig8)"}
+    assert left_out[f"{REPEATS_PART} (fig6)"] == (
+        f"{n6} of {n6} runs of pfa-heterogeneous are neither cached nor published")
+
+    monkeypatch.setattr(paper_tier, "sweep", lambda experiment, planned, runner, **kw:
+                        stored_for_fig3_only(experiment, [{"figure": "x"}], runner))
+    runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6"))
+    assert runs.empty and list(left_out) == [f"{REPEATS_PART} (fig3, fig6)"]
