@@ -862,8 +862,9 @@ display(Markdown(pfa_claims.ledger_note(authors_example, authors_ledger)))
 #   MNIST-LogR only, see {ref}`pfa-learning-rates`), $k=1$
 #   for Figures 3, 4 and 8, 2,000 test images, and Figure 4 with LogR instead of the
 #   CNN; its run of the authors' defaults has the same $T$ and $\tau$ and their three
-#   seeds. The paper tier restores all but the learning-rate grid and the repeats (one,
-#   see {ref}`its grid <pfa-paper-grid>`).
+#   seeds. The paper tier restores all but the learning-rate grid and the CNN settings'
+#   repeats (one; the LogR settings keep the paper's five, see
+#   {ref}`its grid <pfa-paper-grid>`).
 # - Budgets: the figures draw from Table 1 with their own generator; the setting
 #   "authors" draws as the authors' code does (numpy's legacy generator, all budgets
 #   drawn again until one exceeds 1). Pareto budgets: the paper gives no parameters; we
