@@ -392,7 +392,8 @@ display(Markdown(verdict_changes(claims, dc.VERDICT_CHANGES)))
 # - Every setting the surviving text does not give is marked inferred in
 #   {ref}`dpditto-inferred-settings`; the budgets of Figures 3, 4 and 6 are among them, so
 #   the method comparison and Figure 6 are also read at $\varepsilon=1$
-#   ({ref}`dpditto-eps1`), at the smoke and quick tiers only.
+#   ({ref}`dpditto-eps1`); at the paper tier on the DNN's three seeds at $T=10$, 20 and
+#   40.
 
 # %% [markdown]
 # ## Quick and paper tiers
@@ -408,8 +409,8 @@ chapter.compare_tiers(claims, dc.TIER_NOTES)
 # %% [markdown]
 # Both tiers judge the same claims. The quick tier reads the MNIST claims of Figures 3,
 # 4, 6 and 7 on MLR (it compares the methods and sweeps $\lambda$ there), the paper tier
-# on the DNN, the paper's model. The claims read at $\varepsilon=1$ are not run at the
-# paper tier (the reason is in their evidence). What the paper tier's stored runs give:
+# on the DNN, the paper's model; the claims read at $\varepsilon=1$ likewise (MLR, the
+# DNN at $T=10$, 20 and 40). What the paper tier's stored runs give:
 
 # %%
 paper_setup = PAPER_GRID.tier("paper", clip=clip_bound, fig5_lambda=fig5_lambda,

@@ -51,6 +51,7 @@ TIER_NOTES = {
 :meth:`fedlib.chapter.Chapter.compare_tiers`)."""
 ONE_SEED = "NOT-RUN (one seed)"
 THREE = "over three seeds at T = 10, 20 and 40 (the T every seed ran)"
+EPS1 = "over three seeds at T = 10, 20 and 40 (the eps=1 runs of the paper tier)"
 MLR = "at the quick tier, read on MLR (the id named MLR before)"
 CNN = ("quick tier, old check and new on the same runs (three seeds, T = 1; the old quick "
        "tier ran one seed at T = 1 and 3)")
@@ -146,6 +147,40 @@ VERDICT_CHANGES = {
     "fig6-mnist-dnn-fairness-degrades-improves-degrades":
         f"paper tier {ONE_SEED} -> NOT-RUN {THREE}: three values of T cannot show a rise, "
         "a fall and a second rise (the repeats at T = 60 are next).",
+    "fig3-4-mnist-dnn-ditto-best-accuracy-eps1":
+        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1}: DP-Ditto (0.978) leads "
+        "DP-FedAMP, DP-pFedMe and DP-FedALA by 2 to 6 points, and DP-APPLE (0.981) ties it "
+        "(difference -0.003 [-0.006, 0.000]).",
+    "fig3-4-mnist-dnn-ditto-best-fairness-eps1":
+        f"paper tier NOT-RUN (not computed) -> INCONCLUSIVE {EPS1}: DP-Ditto's std is 69 to "
+        "83% below DP-FedAMP's, DP-pFedMe's and DP-FedALA's; against DP-APPLE's (0.017 vs "
+        "0.032) the seeds disagree.",
+    "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps-eps1-vs-10":
+        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1}: the tuned lambda is 0.01 at "
+        "both budgets on every seed.",
+    "fig3-4-mnist-dnn-baselines-degrade-eps1-vs-10":
+        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1}: DP-FedAMP (-0.045) and "
+        "DP-FedALA (-0.051) lose more than a point from eps=10 to 1, DP-APPLE does not "
+        "(-0.003 [-0.005, -0.002]).",
+    "fig3-4-mnist-dnn-baselines-fall-in-T-eps1":
+        f"paper tier NOT-RUN (not computed) -> HOLDS {EPS1}: DP-FedALA falls by 0.069 "
+        "[0.032, 0.106] from T = 10 to 40 and DP-FedAMP by 0.038 [0.024, 0.053] (at eps=10 "
+        "neither falls).",
+    "fig3-4-mnist-dnn-apple-peaks-in-T-eps1":
+        f"paper tier NOT-RUN (not computed) -> NOT-TESTABLE {EPS1}: DP-APPLE is best at "
+        "T = 40, the open edge.",
+    "headline-mnist-dnn-gains-eps1":
+        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1}: the variance gains over "
+        "DP-FedAMP, DP-pFedMe and DP-FedALA (90-97%) pass 32.71%, the accuracy gains "
+        "(2.4-6.8%) fall short of 9.66%, and DP-APPLE is ahead in accuracy.",
+    "fig6-mnist-dnn-small-lambda-rises-eps1":
+        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1}: for lambda <= 0.05 accuracy "
+        "moves by at most 0.005 from T = 10 to 40.",
+    "fig6-mnist-dnn-large-lambda-peaks-eps1":
+        f"paper tier NOT-RUN (not computed) -> NOT-TESTABLE {EPS1}: for every lambda >= "
+        "0.5 the best T is 10, the grid's open edge (accuracy falls with T).",
+    "fig6-mnist-dnn-smaller-lambda-fairer-eps1":
+        f"paper tier NOT-RUN (not computed) -> HOLDS {EPS1} (Spearman 0.99).",
 }
 """Claims whose verdict changed when judged over repeats with declared margins, against
 the old single-run, zero-margin checks on the same runs (for

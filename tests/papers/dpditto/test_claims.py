@@ -286,8 +286,11 @@ def test_fake_runs_follow_the_configs(make_runs) -> None:
 
 def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
     from fedlib.claims import verdict_changes
+    from fedlib.papers.dpditto.paper_tier import low_epsilon_setup
 
     claims = dc.evaluate(smoke_runs, dd.tier("smoke"), "smoke", BOUND, 200)
+    claims += dc.low_epsilon_claims(None, low_epsilon_setup(dd.tier("smoke"), "smoke"),
+                                    "smoke", "not computed here")
     ids = {c.claim_id for c in claims}
     assert set(dc.VERDICT_CHANGES) <= ids and set(dc.TIER_NOTES) <= ids
     text = verdict_changes(claims, dc.VERDICT_CHANGES)
