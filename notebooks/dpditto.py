@@ -275,8 +275,8 @@ display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = 
 # privacy requirements" while "the benchmarks degrade significantly when $\varepsilon$ is
 # small". The same runs are therefore planned at $\varepsilon=1$, the smallest budget of
 # the inferred grid (only the configs change; the runs are the chapter's own, at the same
-# tier, seeds and $T$, except at the paper tier, where they are the DNN's at the $T$ its
-# three seeds share, 10, 20 and 40, on those three seeds): the methods at $\varepsilon=1$
+# tier, seeds and $T$, except at the paper tier, where they are the DNN's at $T=10$, 20 and
+# 40 on its three seeds): the methods at $\varepsilon=1$
 # beside $\varepsilon=10$, and the $\lambda$ grid of Figure 6 at $\varepsilon=1$. Each
 # claim is judged as the claims below are, with the suffix `-eps1` (or `-eps1-vs-10` where
 # it compares the two budgets).

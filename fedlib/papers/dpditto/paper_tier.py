@@ -7,7 +7,7 @@ from the measured time of one round of every method on one CPU core; the cut gri
 measured: the DNN groups (27 runs each) take 0.0098 CPU-hours per aggregation on one
 thread (T = 10, 20, 40 and 60: 0.10, 0.19, 0.40 and 0.59 CPU-hours), and the whole
 cut grid, the logistic-regression panel with it, took 3.66 CPU-hours. The DNN's repeats
-(:func:`repeat_setup`: seeds 1 and 2 at T = 10, 20 and 40) took 1.64 CPU-hours.
+(:func:`repeat_setup`: seeds 1 and 2 at T = 10, 20, 40 and 60) took 2.99 CPU-hours.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ PAPER_GRID = PaperGrid(
         GridCut("lambda_panels", ("mnist-dnn",),
                 "the lambda grid of Figure 5 on the DNN, likewise"),
         GridCut("seeds", (0,),
-                "one seed of the DNN's whole T grid; its seeds 1 and 2 run at T = 10, 20 and "
-                "40 only (REPEAT_ROUNDS, 0.8 CPU-hours a seed), and the claims read those T "
-                "over the three seeds"),
+                "one seed of the DNN's whole T grid; its seeds 1 and 2 run at T = 10, 20, 40 "
+                "and 60 only (REPEAT_ROUNDS, 1.5 CPU-hours a seed), and the claims read those "
+                "T over the three seeds"),
         GridCut("panel_seeds", {"mnist-mlr": (0, 1, 2)},
                 "the logistic-regression panel, which costs little, keeps the three "
                 "seeds"),
@@ -63,12 +63,13 @@ REPEAT_PANEL = "mnist-dnn"
 model of Figures 3, 4, 6 and 7 (the logistic-regression panel already runs three seeds)."""
 REPEAT_SEEDS = {"paper": (1, 2)}
 """The DNN's seeds beyond the first, per tier (as offsets from the chapter's seed)."""
-REPEAT_ROUNDS = (10, 20, 40)
-"""The T at which the DNN's later seeds run: the three smallest of the grid, 0.82 CPU-hours a
-seed as measured (under load) of the 3.0 the whole T grid costs (0.0098 CPU-hours per
-aggregation of a group), the most that three seeds could be given so far; T = 60 is next.
-The claims read T where every seed ran (:func:`fedlib.papers.dpditto.claims.common_rounds`);
-T = 60 to 100 keep the first seed and are drawn, not judged."""
+REPEAT_ROUNDS = (10, 20, 40, 60)
+"""The T at which the DNN's later seeds run: the four smallest of the grid, 1.5 CPU-hours a
+seed as measured under load (0.82 for T = 10, 20 and 40; 0.66 and 0.69 for T = 60) of the
+3.0 the whole T grid costs (0.0098 CPU-hours per aggregation of a group); T = 80 and 100
+would add about 1.8 CPU-hours a seed. The claims read T where every seed ran
+(:func:`fedlib.papers.dpditto.claims.common_rounds`); T = 80 and 100 keep the first seed
+and are drawn, not judged."""
 REPEATS_PART = "the DNN's seeds beyond the first"
 """The part of the chapter the repeats are (as left-out notes name it)."""
 
@@ -111,10 +112,9 @@ MNIST claims on."""
 
 LOW_EPSILON_PLAN = {"paper": ((10, 20, 40), (0, 1, 2))}
 """Where a tier runs the eps=1 section on fewer T than its grid: (T, seed offsets) of the
-eps=1 panel. At the paper tier, the T that the DNN's three seeds share (its repeats run
-T = 10, 20 and 40), on those three seeds: 16 to 17 CPU-minutes a seed as measured (947,
-1,028 and 985 CPU-seconds, 0.82 CPU-hours for the 81 runs); the claims read the same T at
-eps=1 as at the inferred budgets."""
+eps=1 panel. At the paper tier, T = 10, 20 and 40 on the DNN's three seeds: 16 to 17
+CPU-minutes a seed as measured (947, 1,028 and 985 CPU-seconds, 0.82 CPU-hours for the 81
+runs); T = 60, which its repeats also run, would add about 0.3 CPU-hours a seed."""
 
 
 def low_epsilon_setup(setup: experiment.DittoSetup, scale: str) -> experiment.DittoSetup:

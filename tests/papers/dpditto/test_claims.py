@@ -305,7 +305,7 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     seed, and a T with one seed cannot swing a mean over T and seeds."""
     from fedlib.papers.dpditto.paper_tier import PAPER_GRID, REPEAT_ROUNDS, repeat_setup
 
-    assert REPEAT_ROUNDS == (10, 20, 40)
+    assert REPEAT_ROUNDS == (10, 20, 40, 60)
     setup = PAPER_GRID.tier("paper")
     first = make_runs(setup, seeds=(0,))
     later = make_runs(repeat_setup(setup, "paper"), seeds=(0,))
@@ -317,8 +317,8 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     mlr = kept[kept["panel"] == "mnist-mlr"]  # three seeds at every T already
     assert mlr.equals(runs[runs["panel"] == "mnist-mlr"])
     assert dc.rounds_left_out(runs) == (
-        "MNIST-DNN: T = 60, 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
-        "read T = 10, 20, 40, where all 3 seeds ran.")
+        "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
+        "read T = 10, 20, 40, 60, where all 3 seeds ran.")
     assert dc.rounds_left_out(kept) == ""
     # A Local run at T = 100, seed 0 far ahead of DP-Ditto would turn the accuracy claim
     # were T = 100 read; it is not.
