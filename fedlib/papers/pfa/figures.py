@@ -70,23 +70,35 @@ def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     return figure
 
 
+FIG5_LABELS = {"cifar10": "CIFAR-10", "imdb": "IMDb"}
+"""Figure 5's datasets as the captions name them."""
+
+
 def figure_5(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
-    """Accuracy against rounds on CIFAR-10 and IMDb (M = 50; paper tier only).
+    """Accuracy against rounds on CIFAR-10 and IMDb (M = 50; paper tier only), on the
+    datasets ``curves`` has runs of.
 
     ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
     """
     fig5 = curves[curves["figure"] == "fig5"]
-    return accuracy_panels(fig5, list(FIG5_SETTINGS), "IID, M=50", order)
+    panels = [(d, m) for d, m in FIG5_SETTINGS if d in set(fig5["dataset"])]
+    return accuracy_panels(fig5, panels, "IID, M=50", order)
 
 
 def show_figure_5(curves: pd.DataFrame, scale: str, left_out: dict[str, str] | None = None,
                   order: Sequence[str] = ORDER) -> None:
     """Show :func:`figure_5` and its caption, or say why it is not shown: its runs were
-    left out as not all stored (``left_out``, from :func:`fedlib.sweeps.run_parts`), or the
-    tier does not run it."""
+    left out as not all stored (``left_out``, from :func:`fedlib.sweeps.run_parts`, where
+    a dataset whose runs are not all stored is named by
+    :func:`fedlib.papers.pfa.paper_tier.fig5_half` when the other one's are), or the tier
+    does not run it."""
     from IPython.display import Markdown, display
 
-    note = left_out_note(["fig5"], left_out or {})
+    from fedlib.chapter import markdown_code, markdown_text
+    from fedlib.papers.pfa.paper_tier import FIG5_PART, fig5_half
+
+    left_out = left_out or {}
+    note = left_out_note([FIG5_PART], left_out)
     if note is not None:
         display(Markdown(note))
         return
@@ -99,8 +111,18 @@ def show_figure_5(curves: pd.DataFrame, scale: str, left_out: dict[str, str] | N
     figure = figure_5(curves, order)
     display(figure)
     plt.close(figure)
-    display(Markdown("Test accuracy of the global model against rounds on CIFAR-10 and "
-                     "IMDb, 50 clients, MixGauss1 budgets, every aggregator."))
+    drawn = [d for d, _ in FIG5_SETTINGS if fig5_half(d) not in left_out]
+    display(Markdown("Test accuracy of the global model against rounds on "
+                     f"{' and '.join(FIG5_LABELS[d] for d in drawn)}, 50 clients, MixGauss1 "
+                     "budgets, every aggregator."))
+    for dataset, _ in FIG5_SETTINGS:
+        half = fig5_half(dataset)
+        if half in left_out:
+            display(Markdown(
+                f"Not drawn: the runs of {markdown_code(half)} "
+                f"({markdown_text(left_out[half])}) are not on this page. The claim judges "
+                f"the other dataset on its own (its parts are in the claim's evidence) and "
+                "stays not run until both are stored, unless that half fails."))
 
 
 def figure_6(final: pd.DataFrame) -> plt.Figure:

@@ -92,17 +92,50 @@ def run_repeats(setup: experiment.PfaSetup, seed: int, scale: str,
     if not repeat_configs(setup, seed, scale, wanted):
         return pd.DataFrame(), {}
 
-    def run(parts: tuple[str, ...]) -> pd.DataFrame:
-        planned = repeat_configs(setup, seed, scale, parts)
-        runs = sweep(experiment.EXPERIMENT, planned, experiment.run_group,
-                     batched=experiment.BATCHED, max_group_size=len(planned), **kwargs)
-        settings = pd.DataFrame(planned)
-        settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
-        return runs.merge(settings, on="run_key", how="left")
-
     try:
-        runs, left_out = run_parts(run, wanted)
+        runs, left_out = run_parts(
+            lambda parts: _sweep_configs(repeat_configs(setup, seed, scale, parts), **kwargs),
+            wanted)
     except MissingRunsError as error:
         return pd.DataFrame(), {f"{REPEATS_PART} ({', '.join(wanted)})":
                                 str(error).split(". ", 1)[0]}
     return runs, {f"{REPEATS_PART} ({part})": why for part, why in left_out.items()}
+
+
+def _sweep_configs(planned: list[dict[str, Any]], **kwargs: Any) -> pd.DataFrame:
+    """The runs of ``planned`` as one batched sweep, one row per run and round with the
+    run's config in columns."""
+    runs = sweep(experiment.EXPERIMENT, planned, experiment.run_group,
+                 batched=experiment.BATCHED, max_group_size=len(planned), **kwargs)
+    settings = pd.DataFrame(planned)
+    settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
+    return runs.merge(settings, on="run_key", how="left")
+
+
+FIG5_PART = "fig5"
+"""Figure 5's part of the chapter (its runs on both datasets)."""
+
+
+def fig5_half(dataset: str) -> str:
+    """The name under which Figure 5's runs on ``dataset`` are left out."""
+    return f"{FIG5_PART} ({dataset})"
+
+
+def run_figure_5_halves(setup: experiment.PfaSetup, seed: int, left_out: dict[str, str],
+                        **kwargs: Any) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Where Figure 5 was left out (not all its runs stored), the runs of the dataset whose
+    runs are all stored, so that its half is drawn and judged on its own, and ``left_out``
+    with Figure 5 replaced by the half that is not (:func:`fig5_half`). Where Figure 5 was
+    not left out, or neither half is stored, nothing is read and ``left_out`` is returned
+    as it is."""
+    if FIG5_PART not in left_out:
+        return pd.DataFrame(), left_out
+    every = experiment.configs(setup, seed, figures=(FIG5_PART,))
+    datasets = [dataset for dataset, _ in experiment.FIG5_SETTINGS]
+    try:
+        runs, missing = run_parts(lambda parts: _sweep_configs(
+            [c for c in every if c["dataset"] in parts], **kwargs), datasets)
+    except MissingRunsError:
+        return pd.DataFrame(), left_out
+    rest = {part: why for part, why in left_out.items() if part != FIG5_PART}
+    return runs, {**rest, **{fig5_half(d): why for d, why in missing.items()}}

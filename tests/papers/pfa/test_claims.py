@@ -63,7 +63,12 @@ def test_figure5_verdict_needs_both_datasets():
     verdict = pfa_claims.fig5_verdict(empty)
     assert verdict.status == "NOT-RUN" and "paper tier" in verdict.evidence
     verdict = pfa_claims.fig5_verdict(_final({"cifar10": GOOD}))
-    assert verdict.status == "NOT-RUN" and "imdb" in verdict.evidence
+    assert verdict.status == "NOT-RUN" and "imdb: NOT-RUN" in verdict.evidence
+    # The half that is run is judged on its own: its parts are in the evidence, and a
+    # half that fails fails the claim (before, one missing dataset left it NOT-RUN).
+    assert "cifar10: PFA vs FedAvg: HOLDS" in verdict.evidence
+    verdict = pfa_claims.fig5_verdict(_final({"cifar10": {**GOOD, "weiavg": 0.75}}))
+    assert verdict.status == "FAILS" and "cifar10: PFA vs WeiAvg: FAILS" in verdict.evidence
 
 
 def test_figure5_verdict_on_both_datasets():

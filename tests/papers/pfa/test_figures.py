@@ -127,6 +127,14 @@ def test_show_figure_5_says_when_it_was_not_run(monkeypatch: pytest.MonkeyPatch)
     figures.show_figure_5(_curves("fig3", figures.FIG3_PANELS), "paper", left_out)
     assert len(shown) == 1 and shown[0].data == left_out_note(["fig5"], left_out)
     assert shown[0].data.startswith("Not drawn: the runs of `fig5` (14 of 14 runs of pfa")
+    # One half stored: that dataset is drawn alone, and the other half says why not.
+    shown.clear()
+    half = {"fig5 (imdb)": "7 of 7 runs of pfa-heterogeneous are neither cached nor published"}
+    figures.show_figure_5(_curves("fig5", [("cifar10", "cnn4")]), "paper", half)
+    assert [ax.get_title() for ax in shown[0].axes] == ["CIFAR-10 / cnn4 (IID, M=50)"]
+    assert "on CIFAR-10, 50 clients" in shown[1].data
+    assert shown[2].data.startswith("Not drawn: the runs of `fig5 (imdb)` (7 of 7 runs")
+    assert "judges the other dataset on its own" in shown[2].data
 
 
 def test_figure_6_plots_pfa_plus_by_k_and_both_subspaces() -> None:

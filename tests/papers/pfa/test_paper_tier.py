@@ -63,3 +63,38 @@ def test_repeats_not_stored_are_left_out_per_figure(monkeypatch) -> None:
                         stored_for_fig3_only(experiment, [{"figure": "x"}], runner))
     runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6"))
     assert runs.empty and list(left_out) == [f"{REPEATS_PART} (fig3, fig6)"]
+
+
+def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
+    """With Figure 5 left out because IMDb's runs are not stored, CIFAR-10's stored runs
+    come back with their configs and only the IMDb half stays left out."""
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    asked = []
+
+    def stored_for_cifar_only(experiment, planned, runner, **kwargs):
+        asked.append({c["dataset"] for c in planned})
+        if {c["dataset"] for c in planned} != {"cifar10"}:
+            raise MissingRunsError(f"{len(planned)} of {len(planned)} runs of {experiment} "
+                                   "are neither cached nor published. Run make publish")
+        return pd.DataFrame({"run_key": [f"k{i}" for i in range(len(planned)) for _ in (0, 1)],
+                             "round": [r for _ in planned for r in (0, 1)],
+                             "accuracy": 0.1})
+
+    monkeypatch.setattr(paper_tier, "sweep", stored_for_cifar_only)
+    setup = PAPER_GRID.tier("paper")
+    left_out = {"fig5": "14 of 14 runs are neither cached nor published", "fig4": "why"}
+    runs, after = paper_tier.run_figure_5_halves(setup, 0, left_out)
+    cifar = [c for c in pfa.configs(setup, 0, figures=("fig5",)) if c["dataset"] == "cifar10"]
+    assert set(runs["dataset"]) == {"cifar10"} and len(runs) == 2 * len(cifar)
+    assert set(runs["aggregator"]) == {c["aggregator"] for c in cifar}
+    assert after == {"fig4": "why", paper_tier.fig5_half("imdb"):
+                     "7 of 7 runs of pfa-heterogeneous are neither cached nor published"}
+    assert asked == [{"cifar10"}, {"imdb"}]
+    # Figure 5 not left out: nothing is read; neither half stored: left out as it was.
+    asked.clear()
+    none, same = paper_tier.run_figure_5_halves(setup, 0, {"fig4": "why"})
+    assert none.empty and same == {"fig4": "why"} and asked == []
+    monkeypatch.setattr(paper_tier, "sweep", lambda experiment, planned, runner, **kw:
+                        stored_for_cifar_only(experiment, [{"dataset": "x"}], runner))
+    none, same = paper_tier.run_figure_5_halves(setup, 0, left_out)
+    assert none.empty and same == left_out
