@@ -36,19 +36,29 @@ def test_the_repeats_are_the_tiers_own_logr_runs_at_later_seeds() -> None:
     assert none.empty and left_out == {}
 
 
-def test_repeats_not_stored_are_left_out_per_figure(monkeypatch) -> None:
-    """Where only stored runs are read, a figure whose repeats are not all stored is left
-    out, saying why, and the others are returned with their configs."""
-    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
-
-    def stored_for_fig3_only(experiment, planned, runner, **kwargs):
-        if {c["figure"] for c in planned} != {"fig3"}:
+def _stored_only(column: str, value: str, asked: list[set[str]] | None = None):
+    """A stand-in for ``sweep`` where only the runs whose config has ``column`` = ``value``
+    are stored (two rounds each); the values of ``column`` it is asked for go to
+    ``asked``."""
+    def sweep(experiment, planned, runner, **kwargs):
+        found = {c[column] for c in planned}
+        if asked is not None:
+            asked.append(found)
+        if found != {value}:
             raise MissingRunsError(f"{len(planned)} of {len(planned)} runs of {experiment} "
                                    "are neither cached nor published. Run make publish")
         return pd.DataFrame({"run_key": [f"k{i}" for i in range(len(planned)) for _ in (0, 1)],
                              "round": [r for _ in planned for r in (0, 1)],
                              "accuracy": 0.5})
 
+    return sweep
+
+
+def test_repeats_not_stored_are_left_out_per_figure(monkeypatch) -> None:
+    """Where only stored runs are read, a figure whose repeats are not all stored is left
+    out, saying why, and the others are returned with their configs."""
+    monkeypatch.setenv("FEDLIB_COMPUTE", "0")
+    stored_for_fig3_only = _stored_only("figure", "fig3")
     monkeypatch.setattr(paper_tier, "sweep", stored_for_fig3_only)
     setup = PAPER_GRID.tier("paper")
     runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6", "fig8"))
@@ -69,17 +79,8 @@ def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
     """With Figure 5 left out because IMDb's runs are not stored, CIFAR-10's stored runs
     come back with their configs and only the IMDb half stays left out."""
     monkeypatch.setenv("FEDLIB_COMPUTE", "0")
-    asked = []
-
-    def stored_for_cifar_only(experiment, planned, runner, **kwargs):
-        asked.append({c["dataset"] for c in planned})
-        if {c["dataset"] for c in planned} != {"cifar10"}:
-            raise MissingRunsError(f"{len(planned)} of {len(planned)} runs of {experiment} "
-                                   "are neither cached nor published. Run make publish")
-        return pd.DataFrame({"run_key": [f"k{i}" for i in range(len(planned)) for _ in (0, 1)],
-                             "round": [r for _ in planned for r in (0, 1)],
-                             "accuracy": 0.1})
-
+    asked: list[set[str]] = []
+    stored_for_cifar_only = _stored_only("dataset", "cifar10", asked)
     monkeypatch.setattr(paper_tier, "sweep", stored_for_cifar_only)
     setup = PAPER_GRID.tier("paper")
     left_out = {"fig5": "14 of 14 runs are neither cached nor published", "fig4": "why"}
