@@ -276,7 +276,7 @@ display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = 
 # small". The same runs are therefore planned at $\varepsilon=1$, the smallest budget of
 # the inferred grid (only the configs change; the runs are the chapter's own, at the same
 # tier, seeds and $T$, except at the paper tier, where they are the DNN's at $T=10$, 20 and
-# 40 on its three seeds): the methods at $\varepsilon=1$
+# 40 on its five seeds): the methods at $\varepsilon=1$
 # beside $\varepsilon=10$, and the $\lambda$ grid of Figure 6 at $\varepsilon=1$. Each
 # claim is judged as the claims below are, with the suffix `-eps1` (or `-eps1-vs-10` where
 # it compares the two budgets).
@@ -392,7 +392,7 @@ display(Markdown(verdict_changes(claims, dc.VERDICT_CHANGES)))
 # - Every setting the surviving text does not give is marked inferred in
 #   {ref}`dpditto-inferred-settings`; the budgets of Figures 3, 4 and 6 are among them, so
 #   the method comparison and Figure 6 are also read at $\varepsilon=1$
-#   ({ref}`dpditto-eps1`); at the paper tier on the DNN's three seeds at $T=10$, 20 and
+#   ({ref}`dpditto-eps1`); at the paper tier on the DNN's five seeds at $T=10$, 20 and
 #   40.
 
 # %% [markdown]

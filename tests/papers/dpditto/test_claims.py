@@ -303,7 +303,12 @@ def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
 def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     """The paper tier repeats the DNN at its smaller T only: the claims compare those T on every
     seed, and a T with one seed cannot swing a mean over T and seeds."""
-    from fedlib.papers.dpditto.paper_tier import PAPER_GRID, REPEAT_ROUNDS, repeat_setup
+    from fedlib.papers.dpditto.paper_tier import (
+        PAPER_GRID,
+        REPEAT_ROUNDS,
+        REPEAT_SEEDS,
+        repeat_setup,
+    )
 
     assert REPEAT_ROUNDS == (10, 20, 40, 60)
     setup = PAPER_GRID.tier("paper")
@@ -313,12 +318,12 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     kept = dc.common_rounds(runs)
     dnn = kept[kept["panel"] == "mnist-dnn"]
     assert sorted(dnn["rounds"].unique()) == list(REPEAT_ROUNDS)
-    assert sorted(dnn["seed"].unique()) == [0, 1, 2]
+    assert sorted(dnn["seed"].unique()) == [0, *REPEAT_SEEDS["paper"]]
     mlr = kept[kept["panel"] == "mnist-mlr"]  # three seeds at every T already
     assert mlr.equals(runs[runs["panel"] == "mnist-mlr"])
     assert dc.rounds_left_out(runs) == (
         "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
-        "read T = 10, 20, 40, 60, where all 3 seeds ran.")
+        f"read T = 10, 20, 40, 60, where all {1 + len(REPEAT_SEEDS['paper'])} seeds ran.")
     assert dc.rounds_left_out(kept) == ""
     # A Local run at T = 100, seed 0 far ahead of DP-Ditto would turn the accuracy claim
     # were T = 100 read; it is not.
@@ -333,7 +338,7 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     assert before == after
     assert before["fig3-4-mnist-dnn-ditto-best-accuracy"][0] != "NOT-RUN"
     table = dc.method_table(runs, "mnist-dnn", 10.0)
-    assert set(table["seeds"]) == {3}
+    assert set(table["seeds"]) == {1 + len(REPEAT_SEEDS["paper"])}
 
 
 def test_one_seed_of_the_dnn_everywhere_is_still_not_run(make_runs) -> None:
