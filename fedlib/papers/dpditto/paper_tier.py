@@ -7,7 +7,8 @@ from the measured time of one round of every method on one CPU core; the cut gri
 measured: the DNN groups (27 runs each) take 0.0098 CPU-hours per aggregation on one
 thread (T = 10, 20, 40 and 60: 0.10, 0.19, 0.40 and 0.59 CPU-hours), and the whole
 cut grid, the logistic-regression panel with it, took 3.66 CPU-hours. The DNN's repeats
-(:func:`repeat_setup`: seeds 1 and 2 at T = 10, 20, 40 and 60) took 2.99 CPU-hours.
+(:func:`repeat_setup`: seeds 1 to 4 at T = 10, 20, 40 and 60) took 5.98 CPU-hours (2.99
+for seeds 1 and 2; 5,415 and 5,368 CPU-seconds for seeds 3 and 4).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ REPEAT_SEEDS = {"paper": (1, 2, 3, 4)}
 """The DNN's seeds beyond the first, per tier (as offsets from the chapter's seed)."""
 REPEAT_ROUNDS = (10, 20, 40, 60)
 """The T at which the DNN's later seeds run: the four smallest of the grid, 1.5 CPU-hours a
-seed as measured under load (0.82 for T = 10, 20 and 40; 0.66 and 0.69 for T = 60) of the
+seed as measured (5,368 and 5,415 CPU-seconds for seeds 3 and 4) of the
 3.0 the whole T grid costs (0.0098 CPU-hours per aggregation of a group); T = 80 and 100
 would add about 1.8 CPU-hours a seed. The claims read T where every seed ran
 (:func:`fedlib.papers.dpditto.claims.common_rounds`); T = 80 and 100 keep the first seed
@@ -112,9 +113,10 @@ MNIST claims on."""
 
 LOW_EPSILON_PLAN = {"paper": ((10, 20, 40), (0, 1, 2, 3, 4))}
 """Where a tier runs the eps=1 section on fewer T than its grid: (T, seed offsets) of the
-eps=1 panel. At the paper tier, T = 10, 20 and 40 on the DNN's three seeds: 16 to 17
-CPU-minutes a seed as measured (947, 1,028 and 985 CPU-seconds, 0.82 CPU-hours for the 81
-runs); T = 60, which its repeats also run, would add about 0.3 CPU-hours a seed."""
+eps=1 panel. At the paper tier, T = 10, 20 and 40 on the DNN's five seeds: 15 to 17
+CPU-minutes a seed as measured (947, 1,028, 985, 930 and 941 CPU-seconds, 1.34 CPU-hours
+for the 135 runs); T = 60, which its repeats also run, would add about 0.3 CPU-hours a
+seed."""
 
 
 def low_epsilon_setup(setup: experiment.DittoSetup, scale: str) -> experiment.DittoSetup:
