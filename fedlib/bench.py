@@ -26,6 +26,10 @@ Workloads (``--only`` picks some):
   (see :func:`fedlib.nn.dpsgd.spare_core`): once that thread has run, every
   parallel operation of its process is slower on a fully used CPU, so it must
   not share a process with the other timings.
+  With ``--device cuda`` these workloads run on the GPU instead: the engine
+  against non-private training only (the per-client loops launch tiny kernels
+  one client at a time and say nothing of the engine there), timed with the device
+  synchronised, peak memory as torch's allocator on the device saw it.
 * ``dpditto-step``: DP-Ditto's batched local SGD step (:func:`fedlib.papers.dpditto.
   algorithm.sgd_step`, the update accumulated inside the matrix products, the
   proximal pull in one pass) on many runs' clients at once (MNIST DNN rows) against
@@ -201,7 +205,7 @@ def non_private_training(model: torch.nn.Module, x: torch.Tensor, y: torch.Tenso
     optimizer = torch.optim.SGD(net.parameters(), lr=lr)
     n_clients, n_examples = y.shape
     rows, labels = x.reshape(n_clients * n_examples, *x.shape[2:]), y.reshape(-1)
-    offsets = (torch.arange(n_clients) * n_examples)[:, None]
+    offsets = (torch.arange(n_clients, device=batches.device) * n_examples)[:, None]
     for t in range(batches.shape[1]):
         idx = (batches[:, t] + offsets).view(-1)
         optimizer.zero_grad(set_to_none=True)
@@ -351,6 +355,55 @@ def bench_dpsgd(model_name: str, clients: int, steps: int, batch: int, examples:
     return ratios
 
 
+def bench_dpsgd_gpu(model_name: str, clients: int, steps: int, batch: int, examples: int,
+                    repeats: int, length: int = 100) -> float:
+    """Examples per second and peak device memory of local DP-SGD on a CUDA device: the
+    engine against non-private training of the same model on the same examples (the
+    workload of :func:`bench_dpsgd`, moved to the GPU). Returns the engine's rate over
+    non-private training's."""
+    if not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device here; run on a machine "
+                         "with a GPU and a CUDA build of torch, or leave --device at cpu")
+    gpu = torch.device("cuda")
+    model, x, y, batches, nm = _dpsgd_problem(model_name, clients, steps, batch, examples,
+                                              length)
+    problem = (model.to(gpu), x.to(gpu), y.to(gpu), batches.to(gpu), nm.to(gpu))
+    runs = {v: _dpsgd_runner(v, problem, clients) for v in ("engine", "non-private")}
+
+    def synchronised(run: Callable[[], object]) -> Callable[[], None]:
+        def timed() -> None:
+            run()
+            torch.cuda.synchronize(gpu)
+        return timed
+
+    peaks = {}
+    for variant, run in runs.items():
+        run()  # first-use costs: kernels, allocator
+        torch.cuda.synchronize(gpu)
+        torch.cuda.reset_peak_memory_stats(gpu)
+        before = torch.cuda.memory_allocated(gpu)
+        run()
+        torch.cuda.synchronize(gpu)
+        peaks[variant] = (before, torch.cuda.max_memory_allocated(gpu))
+    times = _interleaved_best_times({v: synchronised(r) for v, r in runs.items()}, repeats)
+
+    name = f"dpsgd-{model_name}"
+    print(f"{name} on {torch.cuda.get_device_name(gpu)}: M={clients} clients, tau={steps} "
+          f"local steps, batch {batch}, {examples} examples/client "
+          f"({_dpsgd_data_name(model_name, length)}), float32")
+    print(f"  best of {repeats} interleaved rounds, device synchronised after each run")
+    print(f"  {'variant':<25}{'s/run':>8}{'examples/s':>12}{'peak on GPU':>14}{'run adds':>11}")
+    rates = {}
+    for variant, seconds in times.items():
+        rates[variant] = clients * steps * batch / seconds
+        before, peak = peaks[variant]
+        print(f"  {variant:<25}{seconds:>8.4f}{rates[variant]:>12.0f}{peak / 2**20:>11.0f} MB"
+              f"{(peak - before) / 2**20:>8.0f} MB")
+    ratio = rates["engine"] / rates["non-private"]
+    print(f"ratio {name} engine/non-private (cuda) {ratio:.2f}")
+    return ratio
+
+
 def bench_dpditto_step(rows: int, batch: int, loop_rows: int, repeats: int) -> dict[str, float]:
     """Row-steps per second of DP-Ditto's local step: the engine, the step through a formed
     (rows, P) gradient, and a per-row loop of a torch module (timed on ``loop_rows`` rows,
@@ -445,6 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="dpditto-step: rows (runs x clients) stepped at once")
     parser.add_argument("--ditto-batch", type=int, default=10,
                         help="dpditto-step: minibatch size")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="dpsgd: where the DP-SGD workloads run (cuda: the engine "
+                        "against non-private training on the GPU)")
     parser.add_argument("--dpsgd-memory-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.dpsgd_memory_worker:
@@ -458,6 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif workload == "dpditto-step":
             bench_dpditto_step(args.ditto_rows, args.ditto_batch, args.loop_clients,
                                args.dpsgd_repeats)
+        elif args.device == "cuda":
+            bench_dpsgd_gpu(workload.removeprefix("dpsgd-"), args.clients, args.steps,
+                            args.batch, args.examples, args.dpsgd_repeats, args.length)
         else:
             bench_dpsgd(workload.removeprefix("dpsgd-"), args.clients, args.steps, args.batch,
                         args.examples, args.dpsgd_repeats, args.loop_clients, args.threads,

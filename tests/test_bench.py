@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import torch
 
 from fedlib import bench
 
@@ -56,3 +57,40 @@ def test_dpditto_step_bench_prints_its_variants_and_ratio_lines(capsys) -> None:
     for baseline in ("formed-gradient", "torch-loop"):
         match = re.search(rf"^ratio dpditto-step engine/{baseline} (\S+)$", out, re.M)
         assert match is not None and float(match.group(1)) > 0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal where torch sees "
+                    "no GPU; tests/nn/test_dpsgd_cuda.py checks the engine on one")
+def test_dpsgd_bench_on_cuda_without_a_gpu_says_what_to_do() -> None:
+    with pytest.raises(SystemExit, match="torch sees no CUDA device here"):
+        bench.main(["--only", "dpsgd-logr", "--device", "cuda"])
+
+
+def test_dpsgd_gpu_report_has_the_ratio_line(monkeypatch, capsys) -> None:
+    """The GPU report's arithmetic, with the device's clock and allocator counters
+    replaced by fixed timings (the engine twice as slow as non-private training)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 2**20)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 3 * 2**20)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a test GPU")
+    monkeypatch.setattr(bench, "_dpsgd_problem", lambda *a: _OnCpu())
+    monkeypatch.setattr(bench, "_dpsgd_runner", lambda variant, problem, n: lambda: None)
+    monkeypatch.setattr(bench, "_interleaved_best_times",
+                        lambda runs, repeats: {"engine": 0.2, "non-private": 0.1})
+    ratio = bench.bench_dpsgd_gpu("cnn", clients=4, steps=5, batch=2, examples=10, repeats=1)
+    out = capsys.readouterr().out
+    assert ratio == pytest.approx(0.5)
+    assert re.search(r"^ratio dpsgd-cnn engine/non-private \(cuda\) 0\.50$", out, re.M)
+    assert re.search(r"^  engine +0\.2000 +200 +3 MB +2 MB$", out, re.M)
+
+
+class _OnCpu(tuple):
+    """A workload whose tensors stay where they are when asked to move."""
+
+    def __new__(cls):
+        class Stay:
+            def to(self, device):
+                return self
+        return super().__new__(cls, [Stay() for _ in range(5)])
