@@ -627,7 +627,13 @@ def _apply_forward(module: nn.Module, h: Tensor, ws: _Workspace, key: object,
     with torch.enable_grad():
         leaf = h.detach().requires_grad_(True)
         # A module with inplace=True may not overwrite a leaf that requires grad.
-        out = module(leaf.clone() if getattr(module, "inplace", False) else leaf)
+        given = leaf.clone() if getattr(module, "inplace", False) else leaf
+        if cl and h.is_cuda:
+            # torch's CUDA average pooling gives wrong input gradients for channels-last
+            # maps (autograd's gradcheck fails on them, torch 2.11): on a GPU, modules
+            # run under autograd see the standard layout.
+            given = given.contiguous()
+        out = module(given)
     return out.detach(), (leaf, out)
 
 
@@ -652,6 +658,10 @@ def _apply_backward(module: nn.Module, saved: tuple[Tensor, ...], grad: Tensor,
         (h,) = saved
         return grad.reshape(h.shape)
     leaf, out = saved
+    if out.is_cuda:  # the layout of the module's own output (see _apply_forward)
+        grad = grad.contiguous(memory_format=torch.channels_last if out.dim() == 4 and
+                               out.is_contiguous(memory_format=torch.channels_last)
+                               else torch.contiguous_format)
     (grad_in,) = torch.autograd.grad(out, leaf, grad)
     return grad_in
 
@@ -946,6 +956,13 @@ def _func_clipped_sum(
             if not recurrent:
                 raise
             path, module = recurrent[0]
+            if xb.is_cuda:
+                raise ValueError(
+                    f"{_where(path)} ({_class_name(module)}): torch's recurrent layers do "
+                    "not run under the per-example vmap of torch.func on a CUDA device "
+                    "(with cuDNN or without), whatever their initial state. Run this model "
+                    "on the CPU, or write the recurrence with plain tensor operations, as "
+                    f"fedlib.nn.models.ImdbLSTM does ({err})") from err
             raise ValueError(
                 f"{_where(path)} ({_class_name(module)}) does not run under the per-example "
                 "vmap of torch.func as the model calls it: a hidden state that torch's "
