@@ -175,7 +175,7 @@ TIERS: dict[str, DittoSetup] = {
         panel_lambdas={"fmnist-cnn": (0.0, 0.05, 0.5, 1.0)}),
     "paper": DittoSetup(
         panels=("mnist-dnn", "mnist-mlr", "fmnist-cnn", "cifar10-cnn"),
-        rounds=(10, 20, 40, 60, 80, 100), seeds=(0, 1, 2), local_steps=263,
+        rounds=(10, 20, 40, 60, 80, 100), seeds=(0, 1, 2, 3, 4), local_steps=263,
         eval_examples=None, test_examples=None,
         compare_panels=("mnist-dnn", "fmnist-cnn", "cifar10-cnn"),
         lambda_panels=("mnist-dnn", "fmnist-cnn", "cifar10-cnn")),
@@ -186,7 +186,7 @@ examples per client, the method comparison and the lambda grid on MLR/MNIST, the
 DNN only in Figure 5 (one seed), and the CNN on Fashion-MNIST in Figures 3-5 with
 T in (1, 3), one seed and lambda in (0, 0.05, 0.5, 1) (each CNN round costs about
 a minute of CPU for all methods); paper: the reconstructed setup (1 local
-epoch, about 263 steps of batch 10, lr 0.005)."""
+epoch, about 263 steps of batch 10, lr 0.005), five seeds."""
 
 
 def tier(scale: str, *, clip: float | None = None, fig5_lambda: float | None = None,
