@@ -75,7 +75,7 @@ def test_dpsgd_gpu_report_has_the_ratio_line(monkeypatch, capsys) -> None:
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 2**20)
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 3 * 2**20)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a test GPU")
-    monkeypatch.setattr(bench, "_dpsgd_problem", lambda *a: _OnCpu())
+    monkeypatch.setattr(bench, "_dpsgd_problem", lambda *a: tuple(_Stays() for _ in range(5)))
     monkeypatch.setattr(bench, "_dpsgd_runner", lambda variant, problem, n: lambda: None)
     monkeypatch.setattr(bench, "_interleaved_best_times",
                         lambda runs, repeats: {"engine": 0.2, "non-private": 0.1})
@@ -86,11 +86,8 @@ def test_dpsgd_gpu_report_has_the_ratio_line(monkeypatch, capsys) -> None:
     assert re.search(r"^  engine +0\.2000 +200 +3 MB +2 MB$", out, re.M)
 
 
-class _OnCpu(tuple):
-    """A workload whose tensors stay where they are when asked to move."""
+class _Stays:
+    """A stand-in for a workload's tensors that stays where it is when asked to move."""
 
-    def __new__(cls):
-        class Stay:
-            def to(self, device):
-                return self
-        return super().__new__(cls, [Stay() for _ in range(5)])
+    def to(self, device: object) -> _Stays:
+        return self

@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from fedlib.data.federated import FederatedClassification, split_per_user
+from fedlib.data.federated import FederatedClassification
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.nn.dpsgd import _layer_plan, draw_batches, local_dpsgd
 from fedlib.nn.models import Cifar10CNN, ImdbLSTM, LogisticRegression, PfaCNN
@@ -209,14 +209,9 @@ PPSGD_CONFIGS = [
 ]
 
 
-def users_data(image: bool, seed: int) -> FederatedClassification:
-    rng = np.random.default_rng(seed)
-    n_users, per_user = 5, 16
-    n = n_users * per_user
-    x = rng.random((n, 1, 28, 28) if image else (n, 12)).astype(np.float32)
-    y = rng.integers(0, 10 if image else 3, n)
-    return split_per_user(x, y, np.repeat(np.arange(n_users), per_user), 10 if image else 3,
-                          test_fraction=0.25, seed=seed)
+def users_data(**kwargs) -> FederatedClassification:
+    """PPSGD's engine tests' per-user data."""
+    return importlib.import_module("papers.ppsgd.test_emnist").toy_data(**kwargs)
 
 
 def test_ppsgd_synthetic_engine_matches_the_cpu_path() -> None:
@@ -230,7 +225,7 @@ def test_ppsgd_synthetic_engine_matches_the_cpu_path() -> None:
 
 
 def test_ppsgd_linear_engine_matches_the_cpu_path() -> None:
-    data = users_data(image=False, seed=1)
+    data = users_data(n_users=5, per_user=16, seed=1)
     schedule = draw_schedule(data, 12, 3, 4, seed=2)
     runs = [run_linear(data, schedule, PPSGD_CONFIGS, eval_at=[0, 6, 12], noise_seed=5,
                        dtype=torch.float64, device=device) for device in ("cpu", "cuda")]
@@ -240,7 +235,7 @@ def test_ppsgd_linear_engine_matches_the_cpu_path() -> None:
 
 
 def test_ppsgd_cnn_engine_matches_the_cpu_path() -> None:
-    data = users_data(image=True, seed=2)
+    data = users_data(n_users=5, per_user=16, k=10, image=True, seed=2)
     schedule = draw_schedule(data, 3, 3, 3, seed=0)
     runs = [run_cnn(data, schedule, PPSGD_CONFIGS, eval_at=[3], noise_seed=3, init_seed=4,
                     theta_step_scale=3, dtype=torch.float64, device=device)
