@@ -277,8 +277,10 @@ def accuracy_curves(runs: pd.DataFrame) -> pd.DataFrame:
     return curves
 
 
-def setup_table(setup: PfaSetup, scale: str) -> pd.DataFrame:
-    """The tier's setup, one row per quantity (for the chapter's setup table)."""
+def setup_table(setup: PfaSetup, scale: str, repeats: str | None = None) -> pd.DataFrame:
+    """The tier's setup, one row per quantity (for the chapter's setup table); ``repeats``
+    says how many seeds each setting runs where they differ (the setup's count
+    otherwise)."""
     return pd.DataFrame({
         "tier": [scale],
         "clients M": [setup.n_clients],
@@ -290,7 +292,7 @@ def setup_table(setup: PfaSetup, scale: str) -> pd.DataFrame:
             ", ".join(f"{lr:g}" for lr in setup.lr_grid) or "not run"],
         "projection dimension k (Figures 3, 4, 8)": [setup.k],
         "test examples": [setup.n_test],
-        "repeats": [setup.repeats],
+        "repeats": [repeats or str(setup.repeats)],
         "Figure 4 model": [setup.fig4_model],
         "authors' defaults (T x tau, numpy seeds)": [
             f"{setup.authors.rounds} x {setup.authors.local_steps}, "

@@ -1,15 +1,17 @@
 """The paper tier of the PFA chapter as the book runs it.
 
-The paper's grid with two cuts: one repeat of every CNN setting instead of five (the
-LogR settings keep five, :data:`REPEAT_SEEDS`), and Figure 4 on the five budget
-distributions its claims read. The estimates come from the measured time of the first
-repeat on one CPU core (a CNN setting of Figures 3, 4 and 8 0.53 to 0.65 CPU-hours with
-its aggregators trained as one batch, about 1.0 with each trained in a process of its
-own: 460 CPU-seconds an aggregator on one core of a 16-core Xeon; a logistic-regression
-setting 0.035, the authors' setting 0.82 in all: 5.6 CPU-hours for everything but
-Figure 5). Figure 5 dominates: measured from the time of a local step with its seven
-aggregators as one batch, about 29-32 CPU-hours on CIFAR-10 (12 on a quieter machine)
-and 18-21 on IMDb, which the book does not publish (the chapter says why).
+The paper's grid with two cuts: fewer repeats of the CNN settings than the paper's
+five (three of Figure 3's, one of the others; the LogR settings keep five,
+:data:`REPEATS`), and Figure 4 on the five budget distributions its claims read. The
+estimates come from the measured time of the first repeat on one CPU core (a CNN
+setting of Figures 3, 4 and 8 0.53 to 0.65 CPU-hours with its aggregators trained as
+one batch, about 1.0 with each trained in a process of its own: 460 CPU-seconds an
+aggregator on one core of a 16-core Xeon; a logistic-regression setting 0.035, the
+authors' setting 0.82 in all: 5.6 CPU-hours for the first seed of everything but
+Figure 5, 2.4 more for Figure 3's CNN seeds beyond it). Figure 5 dominates: measured
+from the time of a local step with its seven aggregators as one batch, about 29-32
+CPU-hours on CIFAR-10 (12 on a quieter machine) and 18-21 on IMDb, which the book does
+not publish (the chapter says why).
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ PAPER_GRID = PaperGrid(
     experiment.tier,
     cuts=(
         GridCut("repeats", 1,
-                "the paper averages five repeats of each setting: each CNN setting runs "
-                "one here (0.5 to 1 CPU-hour a seed), each LogR setting of Figures 3, 6 "
-                "and 8 all five (REPEAT_SEEDS, minutes a seed), so the claims on LogR are "
-                "judged over five seeds and those that need the CNN are not run until it "
-                "has more than one; all aggregators of a setting share its federation, "
-                "sampled clients and minibatches"),
+                "the paper averages five repeats of each setting: each LogR setting of "
+                "Figures 3, 6 and 8 runs all five (REPEATS, minutes a seed), Figure 3's "
+                "two CNN settings three (0.5 to 0.65 CPU-hours a setting and seed), the "
+                "CNN settings of Figures 4 and 8 one, so the claims that read those are "
+                "not run until they have more; all aggregators of a setting share its "
+                "federation, sampled clients and minibatches"),
         GridCut("distributions", ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4"),
                 "Figure 4's claims read Uniform and Gauss (all aggregators similar) and "
                 "the spread-out MixGauss1, 2 and 4 (PFA robust, FedAvg collapses); "
@@ -41,7 +43,7 @@ PAPER_GRID = PaperGrid(
                 "about an hour a seed)"),
     ),
     full_cpu_hours=940.0,
-    cut_cpu_hours=188.0,
+    cut_cpu_hours=190.0,
     quick_repeats=(
         GridCut("repeats", 3,
                 "every claim compares aggregators (or settings) over repeats: three seeds "
@@ -55,31 +57,67 @@ PAPER_GRID = PaperGrid(
 and the repeats of its quick tier."""
 
 
-REPEAT_MODELS = ("logr",)
-"""The models whose settings the paper tier runs beyond its first seed: a LogR setting
-costs minutes a seed, a CNN one 0.5 to 1 CPU-hour."""
-REPEAT_SEEDS = {"paper": (1, 2, 3, 4)}
-"""The LogR settings' seeds beyond the first, per tier (offsets from the chapter's seed):
-with the first, the paper's five repeats."""
-REPEAT_FIGURES = ("fig3", "fig6", "fig8")
-"""The settings repeated: every LogR setting of the figures (the authors' setting has
-seeds of its own, Figure 4 runs the CNN at the paper tier)."""
-REPEATS_PART = "the LogR settings' seeds beyond the first"
-"""The part of the chapter the repeats are (as left-out notes name it)."""
+REPEATS: dict[str, dict[tuple[str, str], tuple[int, ...]]] = {"paper": {
+    ("fig3", "logr"): (1, 2, 3, 4),
+    ("fig6", "logr"): (1, 2, 3, 4),
+    ("fig8", "logr"): (1, 2, 3, 4),
+    ("fig3", "cnn"): (1, 2),
+}}
+"""The settings each tier runs beyond its first seed, per (figure, model), with the
+seeds (offsets from the chapter's seed): every LogR setting of Figures 3, 6 and 8 at
+the paper's five repeats (minutes a seed), Figure 3's two CNN settings at three (0.5 to
+0.65 CPU-hours a setting and seed); the other CNN settings (Figures 4 and 8) run their
+first seed only. The authors' setting has seeds of its own."""
+REPEATS_PART = "the seeds beyond the first"
+"""The part of the chapter the repeats are (as left-out notes name it, with the figure
+and the model)."""
+
+
+def repeats_text(setup: experiment.PfaSetup, scale: str) -> str:
+    """The tier's repeats in words: its seeds of every setting, and those of the settings
+    it runs further (:data:`REPEATS`), e.g. ``1 (5 of the LogR settings of fig3, fig6
+    and fig8; 3 of the CNN settings of fig3)``."""
+    beyond: dict[tuple[int, str], list[str]] = {}
+    for (figure, model), offsets in REPEATS.get(scale, {}).items():
+        beyond.setdefault((setup.repeats + len(offsets), model), []).append(figure)
+    if not beyond:
+        return str(setup.repeats)
+    parts = [f"{count} of the {MODEL_NAMES[model]} settings of "
+             + (figures[0] if len(figures) == 1
+                else ", ".join(figures[:-1]) + " and " + figures[-1])
+             for (count, model), figures in beyond.items()]
+    return f"{setup.repeats} ({'; '.join(parts)})"
+
+
+MODEL_NAMES = {"logr": "LogR", "cnn": "CNN"}
+"""How the repeats' text names each model."""
+
+
+def repeat_parts(scale: str, figures: tuple[str, ...] = experiment.FIGURES) -> list[str]:
+    """The repeated settings of ``figures`` at ``scale``, each named ``<figure> <model>``
+    (the parts :func:`run_repeats` reads or leaves out one by one)."""
+    return [f"{figure} {model}" for figure, model in REPEATS.get(scale, {})
+            if figure in figures]
 
 
 def repeat_configs(setup: experiment.PfaSetup, seed: int, scale: str,
-                   figures: tuple[str, ...] = REPEAT_FIGURES) -> list[dict[str, Any]]:
-    """The configs of the LogR settings of ``figures`` (those of :data:`REPEAT_FIGURES`) at
-    the tier's later seeds (:data:`REPEAT_SEEDS`, counted from ``seed``): the tier's own
-    configs at those seeds, none where the tier has no repeats."""
-    offsets = REPEAT_SEEDS.get(scale, ())
-    figures = tuple(f for f in figures if f in REPEAT_FIGURES)
-    if not offsets or not figures:
+                   figures: tuple[str, ...] = experiment.FIGURES,
+                   parts: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The configs of the repeated settings (:data:`REPEATS`) of ``figures`` at the
+    tier's later seeds, counted from ``seed``: the tier's own configs at those seeds, none
+    where the tier has no repeats. ``parts`` (names of :func:`repeat_parts`) narrows them
+    to those settings."""
+    wanted = {
+        (figure, model): offsets
+        for (figure, model), offsets in REPEATS.get(scale, {}).items()
+        if figure in figures and (parts is None or f"{figure} {model}" in parts)}
+    if not wanted:
         return []
-    every = experiment.configs(replace(setup, repeats=max(offsets) + 1), seed, figures=figures)
+    last = max(max(offsets) for offsets in wanted.values())
+    every = experiment.configs(replace(setup, repeats=last + 1), seed,
+                               figures=tuple(dict.fromkeys(f for f, _ in wanted)))
     return [c for c in every
-            if c["seed"] - seed in offsets and c["model"] in REPEAT_MODELS]
+            if c["seed"] - seed in wanted.get((c["figure"], c["model"]), ())]
 
 
 def run_repeats(setup: experiment.PfaSetup, seed: int, scale: str,
@@ -87,14 +125,16 @@ def run_repeats(setup: experiment.PfaSetup, seed: int, scale: str,
                 ) -> tuple[pd.DataFrame, dict[str, str]]:
     """The runs of :func:`repeat_configs` for ``figures``, one row per run and round with
     the run's config in columns, and the parts left out with the reason (where only
-    stored runs are read, a figure whose repeats are not all stored is left out)."""
-    wanted = tuple(f for f in figures if f in REPEAT_FIGURES)
-    if not repeat_configs(setup, seed, scale, wanted):
+    stored runs are read, a setting whose repeats are not all stored is left out, as
+    ``<REPEATS_PART> (<figure> <model>)``)."""
+    wanted = repeat_parts(scale, figures)
+    if not wanted:
         return pd.DataFrame(), {}
 
     try:
         runs, left_out = run_parts(
-            lambda parts: _sweep_configs(repeat_configs(setup, seed, scale, parts), **kwargs),
+            lambda parts: _sweep_configs(
+                repeat_configs(setup, seed, scale, figures, parts), **kwargs),
             wanted)
     except MissingRunsError as error:
         return pd.DataFrame(), {f"{REPEATS_PART} ({', '.join(wanted)})":

@@ -361,6 +361,9 @@ def test_setup_table_lists_the_tier():
     assert values["rounds T"] == setup.rounds and values["clients M"] == setup.n_clients
     assert values["learning rate (LogR, CNN)"] == "0.3, 0.1"
     assert values["Figure 4 model"] == "logr"
+    assert values["repeats"] == str(setup.repeats)
+    assert pfa_claims.setup_table(setup, "quick", "3 (five of LogR)")[""]["repeats"] \
+        == "3 (five of LogR)"
 
 
 def test_ledger_note_reads_the_smallest_budget():

@@ -1,4 +1,4 @@
-"""The PFA paper tier's repeats: the LogR settings at the seeds beyond the first."""
+"""The PFA paper tier's repeats: the settings it runs at the seeds beyond the first."""
 
 from __future__ import annotations
 
@@ -8,29 +8,38 @@ from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import paper_tier
 from fedlib.papers.pfa.paper_tier import (
     PAPER_GRID,
-    REPEAT_FIGURES,
-    REPEAT_SEEDS,
+    REPEATS,
     REPEATS_PART,
     repeat_configs,
+    repeat_parts,
+    repeats_text,
     run_repeats,
 )
 from fedlib.sweeps import MissingRunsError
 
 
-def test_the_repeats_are_the_tiers_own_logr_runs_at_later_seeds() -> None:
+def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
     setup = PAPER_GRID.tier("paper")
     first = pfa.configs(setup, 0)
     found = repeat_configs(setup, 0, "paper")
-    assert {c["seed"] for c in found} == set(REPEAT_SEEDS["paper"])
-    assert {c["model"] for c in found} == {"logr"}
-    assert {c["figure"] for c in found} == set(REPEAT_FIGURES)
-    same = [c for c in first if c["model"] == "logr" and c["figure"] in REPEAT_FIGURES]
-    assert len(found) == len(REPEAT_SEEDS["paper"]) * len(same)
+    for (figure, model), offsets in REPEATS["paper"].items():
+        here = [c for c in found if c["figure"] == figure and c["model"] == model]
+        same = [c for c in first if c["figure"] == figure and c["model"] == model]
+        assert same and {c["seed"] for c in here} == set(offsets)
+        assert len(here) == len(offsets) * len(same)
+    assert {(c["figure"], c["model"]) for c in found} == set(REPEATS["paper"])
     assert all({**c, "seed": 0} in first for c in found)
-    # counted from the chapter's seed, and only for the figures asked for
+    # Figure 3's CNN settings stop at three seeds where its LogR settings go on to five
+    assert {c["seed"] for c in found if c["figure"] == "fig3" and c["model"] == "cnn"} \
+        == {1, 2}
+    assert not [c for c in found if c["figure"] == "fig8" and c["model"] == "cnn"]
+    # counted from the chapter's seed, and only for the figures and parts asked for
     shifted = repeat_configs(setup, 7, "paper", ("fig6", "fig4", "authors"))
-    assert {c["seed"] for c in shifted} == {7 + s for s in REPEAT_SEEDS["paper"]}
+    assert {c["seed"] for c in shifted} == {7 + s for s in REPEATS["paper"][("fig6", "logr")]}
     assert {c["figure"] for c in shifted} == {"fig6"}
+    cnn_only = repeat_configs(setup, 0, "paper", parts=("fig3 cnn",))
+    assert {(c["figure"], c["model"]) for c in cnn_only} == {("fig3", "cnn")}
+    assert repeat_parts("paper", ("fig3", "fig4")) == ["fig3 logr", "fig3 cnn"]
     assert repeat_configs(PAPER_GRID.tier("quick"), 0, "quick") == []
     none, left_out = run_repeats(PAPER_GRID.tier("quick"), 0, "quick")
     assert none.empty and left_out == {}
@@ -54,25 +63,29 @@ def _stored_only(column: str, value: str, asked: list[set[str]] | None = None):
     return sweep
 
 
-def test_repeats_not_stored_are_left_out_per_figure(monkeypatch) -> None:
-    """Where only stored runs are read, a figure whose repeats are not all stored is left
-    out, saying why, and the others are returned with their configs."""
+def test_repeats_not_stored_are_left_out_per_setting(monkeypatch) -> None:
+    """Where only stored runs are read, a repeated setting whose runs are not all stored is
+    left out, saying why, and the others are returned with their configs: Figure 3's CNN
+    repeats missing leave its LogR repeats in."""
     monkeypatch.setenv("FEDLIB_COMPUTE", "0")
-    stored_for_fig3_only = _stored_only("figure", "fig3")
-    monkeypatch.setattr(paper_tier, "sweep", stored_for_fig3_only)
+    stored_for_logr_only = _stored_only("model", "logr")
+    monkeypatch.setattr(paper_tier, "sweep", stored_for_logr_only)
     setup = PAPER_GRID.tier("paper")
     runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6", "fig8"))
-    assert set(runs["figure"]) == {"fig3"} and set(runs["seed"]) == {1, 2, 3, 4}
-    assert len(runs) == 2 * len(repeat_configs(setup, 0, "paper", ("fig3",)))
-    n6 = len(repeat_configs(setup, 0, "paper", ("fig6",)))
-    assert set(left_out) == {f"{REPEATS_PART} (fig6)", f"{REPEATS_PART} (fig8)"}
-    assert left_out[f"{REPEATS_PART} (fig6)"] == (
-        f"{n6} of {n6} runs of pfa-heterogeneous are neither cached nor published")
+    assert set(runs["model"]) == {"logr"} and set(runs["seed"]) == {1, 2, 3, 4}
+    assert set(runs["figure"]) == {"fig3", "fig6", "fig8"}
+    logr = repeat_configs(setup, 0, "paper", parts=("fig3 logr", "fig6 logr", "fig8 logr"))
+    assert len(runs) == 2 * len(logr)
+    n3 = len(repeat_configs(setup, 0, "paper", parts=("fig3 cnn",)))
+    assert left_out == {f"{REPEATS_PART} (fig3 cnn)":
+                        f"{n3} of {n3} runs of pfa-heterogeneous are neither cached nor "
+                        "published"}
 
     monkeypatch.setattr(paper_tier, "sweep", lambda experiment, planned, runner, **kw:
-                        stored_for_fig3_only(experiment, [{"figure": "x"}], runner))
+                        stored_for_logr_only(experiment, [{"model": "x"}], runner))
     runs, left_out = run_repeats(setup, 0, "paper", ("fig3", "fig6"))
-    assert runs.empty and list(left_out) == [f"{REPEATS_PART} (fig3, fig6)"]
+    assert runs.empty
+    assert list(left_out) == [f"{REPEATS_PART} (fig3 logr, fig6 logr, fig3 cnn)"]
 
 
 def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
@@ -99,3 +112,11 @@ def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
                         stored_for_cifar_only(experiment, [{"dataset": "x"}], runner))
     none, same = paper_tier.run_figure_5_halves(setup, 0, left_out)
     assert none.empty and same == left_out
+
+
+def test_repeats_text_names_each_settings_seeds() -> None:
+    setup = PAPER_GRID.tier("paper")
+    assert repeats_text(setup, "paper") == (
+        "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3)")
+    quick = PAPER_GRID.tier("quick")
+    assert repeats_text(quick, "quick") == str(quick.repeats)
