@@ -61,6 +61,7 @@ from fedlib.papers.pfa.paper_tier import (
     repeats_text,
     run_figure_5_halves,
     run_repeats,
+    stored_figure_runs,
 )
 from fedlib.plots import glue_figure_of_parts, left_out_note
 from fedlib.prose import Missing, difference_of, mean_of, say, scaled, status_of
@@ -115,11 +116,11 @@ UNSTORED = Missing("not available (the paper tier's runs are not stored)")
 
 def tier_runs(tier, figure):
     """The runs of ``figure`` at ``tier``: this page's own at its tier, the stored runs
-    otherwise; None when they are not all stored."""
+    otherwise (with the repeats that are stored); None when the first seed's are not all
+    stored."""
     if tier == scale:
         return None if figure in left_out else runs[runs["figure"] == figure]
-    return stored_runs(pfa.run, PAPER_GRID.tier(tier), seed, figures=(figure,),
-                       progress=False)
+    return stored_figure_runs(tier, seed, figure)
 
 
 def paper_tier_runs(figure):

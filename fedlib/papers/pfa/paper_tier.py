@@ -23,7 +23,8 @@ import pandas as pd
 
 from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.pfa import experiment
-from fedlib.sweeps import MissingRunsError, run_parts, sweep
+from fedlib.published import stored_runs
+from fedlib.sweeps import MissingRunsError, run_parts, stored_only, sweep
 
 PAPER_GRID = PaperGrid(
     experiment.tier,
@@ -140,6 +141,20 @@ def run_repeats(setup: experiment.PfaSetup, seed: int, scale: str,
         return pd.DataFrame(), {f"{REPEATS_PART} ({', '.join(wanted)})":
                                 str(error).split(". ", 1)[0]}
     return runs, {f"{REPEATS_PART} ({part})": why for part, why in left_out.items()}
+
+
+def stored_figure_runs(scale: str, seed: int, figure: str) -> pd.DataFrame | None:
+    """The stored runs of ``figure`` at tier ``scale`` (its grid, :data:`PAPER_GRID`),
+    computing nothing: the first seed's and those of its repeats that are stored, one row
+    per run and round with the run's config in columns; None when the first seed's runs
+    are not all stored (a chapter quotes another tier's numbers this way)."""
+    setup = PAPER_GRID.tier(scale)
+    first = stored_runs(experiment.run, setup, seed, figures=(figure,), progress=False)
+    if first is None:
+        return None
+    with stored_only():
+        repeats, _ = run_repeats(setup, seed, scale, (figure,), progress=False)
+    return pd.concat([first, repeats], ignore_index=True) if len(repeats) else first
 
 
 def _sweep_configs(planned: list[dict[str, Any]], **kwargs: Any) -> pd.DataFrame:

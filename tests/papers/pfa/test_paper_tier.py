@@ -120,3 +120,25 @@ def test_repeats_text_names_each_settings_seeds() -> None:
         "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3)")
     quick = PAPER_GRID.tier("quick")
     assert repeats_text(quick, "quick") == str(quick.repeats)
+
+
+def test_another_tiers_stored_figure_has_its_stored_repeats(monkeypatch) -> None:
+    """A chapter quoting the paper tier's Figure 3 reads its first seed and the repeats
+    that are stored (here the LogR ones, not the CNN's); nothing when the first seed is
+    not stored."""
+    first = pd.DataFrame({"run_key": ["a", "a"], "round": [0, 1], "accuracy": 0.5,
+                          "figure": "fig3", "model": "cnn", "seed": 0})
+    monkeypatch.setattr(pfa, "run", lambda setup, seed, **kw: first)
+    monkeypatch.setattr(paper_tier, "sweep", _stored_only("model", "logr"))
+    runs = paper_tier.stored_figure_runs("paper", 0, "fig3")
+    logr = repeat_configs(PAPER_GRID.tier("paper"), 0, "paper", parts=("fig3 logr",))
+    assert len(runs) == 2 + 2 * len(logr)
+    assert set(runs[runs["model"] == "logr"]["seed"]) == {1, 2, 3, 4}
+    assert set(runs[runs["model"] == "cnn"]["seed"]) == {0}
+
+    def not_stored(setup, seed, **kw):
+        raise MissingRunsError("3 of 3 runs of pfa-heterogeneous are neither cached nor "
+                               "published")
+
+    monkeypatch.setattr(pfa, "run", not_stored)
+    assert paper_tier.stored_figure_runs("paper", 0, "fig3") is None
