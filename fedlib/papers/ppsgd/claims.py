@@ -424,9 +424,9 @@ TIER_NOTES: dict[str, str] = {
     "fig1c-small-alpha-small-eps":
         "the tiers read the claim at different noise: the quick tier at its largest "
         "plotted level, sigma = 3 after three epochs (eps = 1.48), where global-only still "
-        "leads (alpha*Q = 1 0.157 against 0.243, difference -0.086 [-0.148, -0.024] over "
+        "leads (alpha\\*Q = 1 0.157 against 0.243, difference -0.086 [-0.148, -0.024] over "
         "three seeds); the paper tier at the paper's sigma = 30 after its full run (eps = "
-        "0.311), where global-only has fallen to 0.106 and alpha*Q = 0.1 ends 0.194 [0.164, "
+        "0.311), where global-only has fallen to 0.106 and alpha\\*Q = 0.1 ends 0.194 [0.164, "
         "0.225] above it over five seeds.",
     "fig2-emnist-envelope-dominates":
         "the quick tier's EMNIST grid is too short for personalization to pay: at both of "
