@@ -181,6 +181,17 @@ class ClaimSheet:
         return len(self.claims)
 
 
+_INTRAWORD_ASTERISK = re.compile(r"(?<=[\w)])\*(?=[\w(])")
+
+
+def literal_asterisks(note: str) -> str:
+    """A chapter's Markdown note with every asterisk between two words escaped, so that
+    a product written ``alpha*Q`` reads as written: two of them in one paragraph would
+    otherwise set the text between them in italics. Emphasis the note means (``*word*``,
+    with a space or the line's edge outside) is kept."""
+    return _INTRAWORD_ASTERISK.sub(r"\\*", note)
+
+
 def verdict_changes(claims: Sequence[Claim], changes: dict[str, str]) -> str:
     """Markdown for a chapter: every claim whose verdict or statement changed when the
     claims were judged over repeats with declared margins (``changes``: claim id -> from
@@ -191,8 +202,10 @@ def verdict_changes(claims: Sequence[Claim], changes: dict[str, str]) -> str:
     if unknown:
         raise ValueError(f"verdict-change notes name claims the chapter does not have: "
                          f"{unknown}; use the ids of its claims")
-    lines = [f"- `{c.claim_id}`: {changes[c.claim_id]}" for c in claims if c.claim_id in changes]
-    lines += [f"- `{c.claim_id}` restated: {c.restated}" for c in claims if c.restated]
+    lines = [f"- `{c.claim_id}`: {literal_asterisks(changes[c.claim_id])}" for c in claims
+             if c.claim_id in changes]
+    lines += [f"- `{c.claim_id}` restated: {literal_asterisks(c.restated)}" for c in claims
+              if c.restated]
     return "\n".join(lines) if lines else "No verdict changed."
 
 
@@ -440,7 +453,7 @@ def tier_comparison(claims: Sequence[Claim], stored: Sequence[Claim],
         why = notes.get(group[0].claim_id,
                         "not explained yet: compare the evidence of the two tiers in the "
                         "claims table")
-        lines.append(f"- `{group[0].claim_id}` ({verdicts}): {why}")
+        lines.append(f"- `{group[0].claim_id}` ({verdicts}): {literal_asterisks(why)}")
     return "\n".join(lines).rstrip()
 
 

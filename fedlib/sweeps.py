@@ -358,13 +358,20 @@ def run_parts(run: Callable[[tuple[str, ...]], pd.DataFrame], parts: Sequence[st
     and the parts left out, each with the reason.
 
     Where runs may be computed this is one call with every part (a sweep spreads them
-    over its workers) and nothing is left out. Where only stored runs may be read
-    (``FEDLIB_COMPUTE=0`` or :func:`stored_only`) it is one call per part: a part whose
-    runs are not all stored is left out, so that a chapter shows the parts it has; when
-    no part is stored, :class:`MissingRunsError` is raised as one call would raise it.
+    over its workers) and nothing is left out, unless that call raises
+    :class:`MissingRunsError` (runs this machine cannot compute, such as runs made on a
+    GPU where torch sees none, that are not stored): then, as where only stored runs may
+    be read (``FEDLIB_COMPUTE=0`` or :func:`stored_only`), it is one call per part: a
+    part whose runs cannot all be had is left out, so that a chapter shows the parts it
+    has; when no part can be had, :class:`MissingRunsError` is raised as one call would
+    raise it.
     """
     if paths.compute_allowed() and not _STORED_ONLY.get():
-        return run(tuple(parts)), {}
+        try:
+            return run(tuple(parts)), {}
+        except MissingRunsError:
+            if len(parts) == 1:
+                raise
     frames, left_out = [], {}
     for part in parts:
         try:

@@ -331,6 +331,22 @@ def test_claim_text_and_evidence_are_escaped_on_the_scorecard() -> None:
     assert "x &lt; y &amp; &lt;b&gt;" in page and "&lt;img src=x&gt;" in page
 
 
+def test_an_asterisk_between_words_reads_as_written_and_emphasis_stays() -> None:
+    """Two products such as alpha*Q in one note would otherwise set the text between them
+    in italics; an asterisk already escaped, and emphasis meant as such, are kept."""
+    from markdown_it import MarkdownIt
+
+    from fedlib.claims import literal_asterisks
+
+    md = MarkdownIt()
+    note = "alpha*Q = 0 ends below alpha*Q = inf; (a)*(b) and 2*3, a *stressed* word, **bold**"
+    assert "<em>Q" in md.render(note)
+    html = md.render(literal_asterisks(note))
+    assert "alpha*Q = 0 ends below alpha*Q = inf; (a)*(b) and 2*3" in html
+    assert "<em>stressed</em>" in html and "<strong>bold</strong>" in html
+    assert literal_asterisks("alpha\\*Q") == "alpha\\*Q"
+
+
 def test_verdict_changes_are_listed_with_restated_claims() -> None:
     from fedlib.claims import verdict_changes
 
@@ -343,6 +359,9 @@ def test_verdict_changes_are_listed_with_restated_claims() -> None:
                                  "- `b`: HOLDS -> FAILS: restated",
                                  "- `b` restated: was: against 0-0-1 too"]
     assert verdict_changes([], {}) == "No verdict changed."
+    products = verdict_changes(sheet.claims, {"a": "alpha*Q = 0 beats alpha*Q = inf, *twice*"})
+    assert products.splitlines() == ["- `a`: alpha\\*Q = 0 beats alpha\\*Q = inf, *twice*",
+                                     text.splitlines()[2]]
     with pytest.raises(ValueError, match=r"\['z'\]"):
         verdict_changes(sheet.claims, {"z": "no such claim"})
 

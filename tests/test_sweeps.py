@@ -361,3 +361,23 @@ def test_run_parts_renders_the_stored_parts_and_says_which_are_not(
     assert sorted(runs["x"]) == [1, 2, 3, 4, 5] and len(calls(log)) > computed
     monkeypatch.setenv("FEDLIB_COMPUTE", "0")
     assert sweeps.run_parts(run, ["a", "b", "c"])[1] == {}  # now all stored
+
+
+def test_run_parts_leaves_out_what_this_machine_cannot_compute(log: Path) -> None:
+    """Where runs may be computed but one part's cannot (runs made on a GPU where torch
+    sees none, say), the parts are run one by one and only that part is left out."""
+    parts = {"a": [{"x": 1}], "gpu": [{"x": 2}], "c": [{"x": 3}]}
+    asked: list[tuple[str, ...]] = []
+
+    def run(chosen: tuple[str, ...]) -> pd.DataFrame:
+        asked.append(chosen)
+        if "gpu" in chosen:
+            raise sweeps.MissingRunsError("1 of 1 runs need a GPU. Run them on one")
+        return sweep("toy", [c for p in chosen for c in parts[p]], square_runner,
+                     workers=1, progress=False)
+
+    runs, left_out = sweeps.run_parts(run, ["a", "gpu", "c"])
+    assert sorted(runs["x"]) == [1, 3] and left_out == {"gpu": "1 of 1 runs need a GPU"}
+    assert asked == [("a", "gpu", "c"), ("a",), ("gpu",), ("c",)]
+    with pytest.raises(sweeps.MissingRunsError, match="need a GPU"):
+        sweeps.run_parts(run, ["gpu"])

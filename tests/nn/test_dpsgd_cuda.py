@@ -245,3 +245,33 @@ def test_ppsgd_cnn_engine_matches_the_cpu_path() -> None:
     np.testing.assert_allclose(runs[1].w, runs[0].w, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(runs[1].thetas, runs[0].thetas, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(runs[1].accuracy, runs[0].accuracy, rtol=0, atol=1e-12)
+
+
+def test_pfa_training_on_the_gpu_matches_the_cpu_without_noise() -> None:
+    """PFA's federated loop with its local steps on the GPU: NP-FedAvg (no noise) ends
+    where the CPU's run does; a private variant draws CUDA noise (another stream), so only
+    what does not depend on the noise (who took part, the bytes sent) is the same."""
+    from fedlib.papers.pfa.training import Federation, Hyperparameters, Variant, train_variants
+
+    gen = torch.Generator().manual_seed(0)
+    centres = torch.randn((10, 1, 4, 4), generator=gen, dtype=torch.float64) * 2
+    y = torch.randint(0, 10, (6, 30), generator=gen)
+    x = centres[y] + 0.5 * torch.randn((6, 30, 1, 4, 4), generator=gen, dtype=torch.float64)
+    y_test = torch.randint(0, 10, (300,), generator=gen)
+    x_test = centres[y_test] + 0.5 * torch.randn((300, 1, 4, 4), generator=gen,
+                                                 dtype=torch.float64)
+    fed = Federation(x, y, x_test, y_test, np.array([0.5, 0.6, 0.4, 10.0, 0.5, 0.7]), 1e-5)
+    hyper = Hyperparameters(rounds=4, local_steps=3, batch_size=4, lr=0.5)
+    variants = [Variant("np-fedavg"), Variant("pfa"), Variant("weiavg")]
+
+    def model() -> nn.Module:
+        torch.manual_seed(0)
+        return LogisticRegression(in_features=16).double()
+
+    cpu, gpu = (train_variants(model(), fed, hyper, variants, seed=2, device=device)
+                for device in ("cpu", "cuda"))
+    pd_cols = ["round", "clients", "public", "uplink_bytes"]
+    for a, b in zip(cpu.history, gpu.history, strict=True):
+        np.testing.assert_array_equal(a[pd_cols].to_numpy(), b[pd_cols].to_numpy())
+    np.testing.assert_array_equal(gpu.history[0]["accuracy"], cpu.history[0]["accuracy"])
+    assert not np.array_equal(gpu.history[1]["accuracy"], cpu.history[1]["accuracy"])

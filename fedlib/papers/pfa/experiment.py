@@ -168,6 +168,7 @@ class PfaSetup:
     lr_lstm: float = 0.5
     k: int = 1
     fig5: bool = False
+    fig5_device: str = "cpu"
     authors: AuthorsSetting | None = None
     lr_grid: tuple[float, ...] = ()
     n_validation: int = 0
@@ -184,6 +185,8 @@ class PfaSetup:
         for k in self.k_grid:
             check_size(k, "k")
         _check_names(self.distributions, "distributions", DISTRIBUTIONS)
+        if self.fig5_device not in ("cpu", "cuda"):
+            raise ValueError(f"fig5_device must be 'cpu' or 'cuda', got {self.fig5_device!r}")
         for name in ("lr_logr", "lr_cnn", "lr_lstm"):
             check_finite(getattr(self, name), name, inclusive=False)
         if not isinstance(self.lr_grid, tuple):
@@ -417,7 +420,8 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
     checkpointer = Checkpointer(checkpoint_path(EXPERIMENT, keys), ",".join(sorted(keys)))
     result = train_variants(build_model(first["model"], first["seed"]), federation(first),
                             hyperparameters(first), variants, first["seed"],
-                            spectrum_rounds=spectrum_rounds, checkpointer=checkpointer)
+                            spectrum_rounds=spectrum_rounds, checkpointer=checkpointer,
+                            device=first.get("device", "cpu"))
     tables = []
     for variant, table in zip(variants, result.history, strict=True):
         table = table.copy()
@@ -511,7 +515,8 @@ def configs(setup: PfaSetup, seed: int, *, figures: tuple[str, ...] = FIGURES
         if s.fig5 and "fig5" in figures:
             for dataset, model in FIG5_SETTINGS:
                 planned += _configs({**base("fig5", dataset, model),
-                                     "n_clients": FIG5_CLIENTS}, main)
+                                     "n_clients": FIG5_CLIENTS, "device": s.fig5_device},
+                                    main)
     if s.authors is not None and "authors" in figures:
         planned += _authors_configs(s.authors, seed)
     return planned

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,8 @@ class TrainingResult:
 
 
 def _accuracy(model: nn.Module, params: dict[str, Tensor], x: Tensor, y: Tensor) -> float:
+    """Accuracy of the model with ``params`` on (x, y), computed where x lies."""
+    params = {name: p.to(x.device) for name, p in params.items()}
     with torch.no_grad():
         correct = 0
         for start in range(0, len(x), 2000):
@@ -297,7 +299,8 @@ def _restore(state: dict[str, Any], variants: Sequence[Variant],
 def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hyperparameters,
                    variants: Sequence[Variant], seed: int,
                    spectrum_rounds: Sequence[int] = (),
-                   checkpointer: Checkpointer | None = None) -> TrainingResult:
+                   checkpointer: Checkpointer | None = None,
+                   device: str | torch.device = "cpu") -> TrainingResult:
     """Train every variant on the same federation; see the module docstring.
 
     Returns one history table per variant with columns ``round``, ``accuracy``
@@ -311,7 +314,26 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     With a ``checkpointer`` the state is saved between rounds whenever it is due, a saved
     state is resumed, and the file is removed at the end: the result is the same, to the
     last bit, as a run without one.
+
+    On a CUDA ``device`` the local DP-SGD steps and the evaluations run there and the
+    aggregation stays on the CPU. Each client's noise then comes from a CUDA generator
+    (seeded as on the CPU, but another stream): the runs are other draws of the same
+    distribution, not the CPU's runs to rounding.
     """
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda', but torch sees no CUDA device here: run on a "
+                         "machine with a GPU and a CUDA build of torch, or use device='cpu'")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {str(device)!r}")
+    if device.type == "cuda":
+        federation = replace(federation, x_test=federation.x_test.to(device),
+                             y_test=federation.y_test.to(device),
+                             x_val=None if federation.x_val is None
+                             else federation.x_val.to(device),
+                             y_val=None if federation.y_val is None
+                             else federation.y_val.to(device))
+        model = model.to(device)
     n_clients, n_examples = federation.y.shape
     ledger, public, plan = plan_participation(federation.budgets, n_examples, hyperparameters,
                                               federation.delta, seed)
@@ -321,7 +343,7 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
     sub_gens = [variant_generator(seed, v, "subspace") for v in variants]
     names = [name for name, _ in model.named_parameters()]
     sizes = {name: p.numel() for name, p in model.named_parameters()}
-    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    start = {name: p.detach().to("cpu", copy=True) for name, p in model.named_parameters()}
     params = [{name: t.clone() for name, t in start.items()} for _ in variants]
     previous: list[dict[str, Subspace | None]] = [dict.fromkeys(names) for _ in variants]
     rows: list[list[dict]] = [[] for _ in variants]
@@ -354,8 +376,9 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
         flat = batches.view(n_k, -1)
         xs = federation.x[torch.as_tensor(chosen)[:, None], flat]
         ys = federation.y[torch.as_tensor(chosen)[:, None], flat]
-        local = torch.arange(flat.shape[1]).view(1, hyperparameters.local_steps,
-                                                 hyperparameters.batch_size)
+        xs, ys = xs.to(device), ys.to(device)
+        local = torch.arange(flat.shape[1], device=device).view(
+            1, hyperparameters.local_steps, hyperparameters.batch_size)
         deltas = [{} for _ in variants]
         for clip, members in _clip_groups(variants, hyperparameters.clip).items():
             n_g = len(members)
@@ -363,12 +386,12 @@ def train_variants(model: nn.Module, federation: Federation, hyperparameters: Hy
             nm_all = torch.as_tensor(np.concatenate([nms[variants[v]][chosen] for v in members]),
                                      dtype=torch.float32)
             start_all = {name: torch.cat([params[v][name].expand(n_k, *params[v][name].shape)
-                                          for v in members]) for name in names}
+                                          for v in members]).to(device) for name in names}
             group = local_dpsgd(model, start_all, x_all, ys.repeat(n_g, 1),
                                 local.expand(n_k * n_g, -1, -1), hyperparameters.lr, clip,
                                 nm_all, [noise_gens[v] for v in members])
             for j, v in enumerate(members):
-                deltas[v] = {name: group[name][j * n_k:(j + 1) * n_k] for name in names}
+                deltas[v] = {name: group[name][j * n_k:(j + 1) * n_k].cpu() for name in names}
         eps = torch.as_tensor(federation.budgets[chosen], dtype=torch.float32)
         pub = torch.as_tensor(public[chosen])
         for v, variant in enumerate(variants):

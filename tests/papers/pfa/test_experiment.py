@@ -101,6 +101,11 @@ def test_figure5_runs_at_the_paper_tier_only():
         aggregators = {c["aggregator"] for c in fig5
                        if (c["dataset"], c["model"]) == (dataset, model) and c["seed"] == 0}
         assert aggregators == set(pfa.MAIN_AGGREGATORS)
+    assert {c["device"] for c in fig5} == {"cpu"}
+    assert {c["device"] for c in pfa.configs(pfa.tier("paper", fig5_device="cuda"), 0)
+            if c["figure"] == "fig5"} == {"cuda"}
+    with pytest.raises(ValueError, match="fig5_device must be 'cpu' or 'cuda'"):
+        pfa.tier("paper", fig5_device="gpu")
 
 
 def test_clients_share_a_small_training_set_equally():
@@ -127,6 +132,9 @@ def test_figure5_setting_trains_and_carries_the_data_label(monkeypatch):
     for table in tables:
         assert set(table["data"]) == {"CIFAR-10 (JPEG proxy)"}
         assert table["accuracy"].dropna().between(0, 1).all()
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="torch sees no CUDA device here"):
+            pfa.run_group([{**c, "device": "cuda"} for c in configs])
 
 
 def test_tier_overrides_replace_fields_and_none_keeps_them():

@@ -8,6 +8,7 @@ from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import paper_tier
 from fedlib.papers.pfa.paper_tier import (
     PAPER_GRID,
+    REPEAT_AGGREGATORS,
     REPEATS,
     REPEATS_PART,
     repeat_configs,
@@ -24,7 +25,9 @@ def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
     found = repeat_configs(setup, 0, "paper")
     for (figure, model), offsets in REPEATS["paper"].items():
         here = [c for c in found if c["figure"] == figure and c["model"] == model]
-        same = [c for c in first if c["figure"] == figure and c["model"] == model]
+        same = [c for c in first if c["figure"] == figure and c["model"] == model
+                and c["aggregator"] in REPEAT_AGGREGATORS.get((figure, model),
+                                                              (c["aggregator"],))]
         assert same and {c["seed"] for c in here} == set(offsets)
         assert len(here) == len(offsets) * len(same)
     assert {(c["figure"], c["model"]) for c in found} == set(REPEATS["paper"])
@@ -33,6 +36,11 @@ def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
     assert {c["seed"] for c in found if c["figure"] == "fig3" and c["model"] == "cnn"} \
         == {1, 2}
     assert not [c for c in found if c["figure"] == "fig8" and c["model"] == "cnn"]
+    # Figure 5's later seeds run the four aggregators its claim reads, on CIFAR-10 only
+    fig5 = [c for c in found if c["figure"] == "fig5"]
+    assert {(c["dataset"], c["aggregator"]) for c in fig5} == {
+        ("cifar10", a) for a in ("fedavg", "weiavg", "pfa", "pfa+")}
+    assert {c["device"] for c in fig5} == {"cuda"}
     # counted from the chapter's seed, and only for the figures and parts asked for
     shifted = repeat_configs(setup, 7, "paper", ("fig6", "fig4", "authors"))
     assert {c["seed"] for c in shifted} == {7 + s for s in REPEATS["paper"][("fig6", "logr")]}
@@ -90,7 +98,11 @@ def test_repeats_not_stored_are_left_out_per_setting(monkeypatch) -> None:
 
 def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
     """With Figure 5 left out because IMDb's runs are not stored, CIFAR-10's stored runs
-    come back with their configs and only the IMDb half stays left out."""
+    come back with their configs and only the IMDb half stays left out (on a machine
+    with a GPU: where there is none, the check of runs made on one comes first)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv("FEDLIB_COMPUTE", "0")
     asked: list[set[str]] = []
     stored_for_cifar_only = _stored_only("dataset", "cifar10", asked)
@@ -117,7 +129,8 @@ def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
 def test_repeats_text_names_each_settings_seeds() -> None:
     setup = PAPER_GRID.tier("paper")
     assert repeats_text(setup, "paper") == (
-        "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3)")
+        "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3; "
+        "2 of the CIFAR-10 CNN settings of fig5)")
     quick = PAPER_GRID.tier("quick")
     assert repeats_text(quick, "quick") == str(quick.repeats)
 
@@ -142,3 +155,27 @@ def test_another_tiers_stored_figure_has_its_stored_repeats(monkeypatch) -> None
 
     monkeypatch.setattr(pfa, "run", not_stored)
     assert paper_tier.stored_figure_runs("paper", 0, "fig3") is None
+
+
+def test_runs_made_on_a_gpu_are_read_from_the_store_where_torch_sees_none(monkeypatch) -> None:
+    """Figure 5's runs are made on a GPU at the paper tier: where torch sees none they are
+    read from the store, and where they are not stored the setting is said to need a GPU
+    before anything else of the sweep is computed."""
+    import pytest
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    asked: list[set[str]] = []
+    monkeypatch.setattr(paper_tier, "sweep", _stored_only("dataset", "cifar10", asked))
+    setup = PAPER_GRID.tier("paper")
+    cifar = [c for c in pfa.configs(setup, 0, figures=("fig5",)) if c["dataset"] == "cifar10"]
+    assert len(paper_tier._sweep_configs(cifar)) == 2 * len(cifar)
+    assert asked == [{"cifar10"}, {"cifar10"}]  # checked stored, then read
+    with pytest.raises(MissingRunsError, match=r"^\d+ of 14 runs .* neither cached nor published, "
+                       r"and they are computed on a GPU \(fig5_device='cuda'\), which torch "
+                       r"does not see here\. .*fig5_device='cpu'"):
+        paper_tier.run_figures(setup, 0, ("fig5", "fig6"))
+    assert asked[-1] == {"imdb", "cifar10"}  # nothing of Figure 6 was asked for
+    cpu = [{**c, "device": "cpu"} for c in cifar]
+    assert len(paper_tier._sweep_configs(cpu)) == 2 * len(cifar)
+    assert asked[-1] == {"cifar10"}

@@ -250,3 +250,17 @@ def test_a_checkpoint_of_other_runs_or_damaged_is_not_resumed(tmp_path) -> None:
     pd.testing.assert_frame_equal(result.history[0], plain.history[0])
     with pytest.raises(ValueError, match="every_seconds"):
         Checkpointer(path, "y", every_seconds=-1)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal where torch sees "
+                    "no GPU; tests/nn/test_dpsgd_cuda.py runs the loop on one")
+def test_a_cuda_device_without_a_gpu_says_what_to_do() -> None:
+    with pytest.raises(ValueError, match="torch sees no CUDA device here"):
+        train_variants(_model(), _federation(), HYPERPARAMETERS, [Variant("fedavg")], seed=0,
+                       device="cuda")
+
+
+def test_an_unknown_device_is_refused() -> None:
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
+        train_variants(_model(), _federation(), HYPERPARAMETERS, [Variant("fedavg")], seed=0,
+                       device="meta")
