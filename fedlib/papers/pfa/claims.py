@@ -85,13 +85,13 @@ _PAPER_CHANGES = {
         "FedAvg ends at 0.097 [0.089, 0.104] on MNIST-CNN, below 0.2 by 0.103 [0.096, "
         "0.111].",
     "fig3-below-nonprivate":
-        _ONE_REPEAT.format(old="FAILS") + ". Its single run failed on MNIST-CNN because "
+        _ONE_REPEAT.format(old="FAILS") + " (its single run failed on MNIST-CNN because "
         "NP-FedAvg diverged: 0.975 at round 15, then one round of 100 unclipped SGD steps "
         "at lr 0.1 sent the global weights' norms from about 4-7 to 10^5-10^7 and NaN from "
         "round 17, ending at chance (0.098) below Maximum (0.926); the private methods clip "
-        "every example's gradient and do not diverge. The paper takes each method's best "
+        "every example's gradient and do not diverge; the paper takes each method's best "
         "learning rate from a grid, the chapter one per model, chosen for the private "
-        "methods. -> FAILS over three seeds, for the same reason: NP-FedAvg diverges on "
+        "methods) -> FAILS over three seeds, for the same reason: NP-FedAvg diverges on "
         "MNIST-CNN at every seed (0.098) and Maximum ends 0.832 [0.826, 0.838] above it; "
         "every LogR gap holds over five seeds.",
     "fig3-ordering-authors-closed-form":

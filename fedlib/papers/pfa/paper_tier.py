@@ -35,10 +35,11 @@ PAPER_GRID = PaperGrid(
         GridCut("repeats", 1,
                 "the paper averages five repeats of each setting: each LogR setting of "
                 "Figures 3, 6 and 8 runs all five (REPEATS, minutes a seed), Figure 3's "
-                "two CNN settings three (0.5 to 0.65 CPU-hours a setting and seed), the "
-                "CNN settings of Figures 4 and 8 one, so the claims that read those are "
-                "not run until they have more; all aggregators of a setting share its "
-                "federation, sampled clients and minibatches"),
+                "two CNN settings three (0.5 to 0.65 CPU-hours a setting and seed), "
+                "Figure 5's CIFAR-10 setting two (the second with the four aggregators its "
+                "claim reads), the CNN settings of Figures 4 and 8 one, so the claims that "
+                "read those are not run until they have more; all aggregators of a setting "
+                "share its federation, sampled clients and minibatches"),
         GridCut("distributions", ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4"),
                 "Figure 4's claims read Uniform and Gauss (all aggregators similar) and "
                 "the spread-out MixGauss1, 2 and 4 (PFA robust, FedAvg collapses); "
