@@ -72,7 +72,15 @@ def _module(paper: str, name: str):
     return importlib.import_module(f"fedlib.papers.{paper}.{name}")
 
 
+WHERE_COMPUTED = ("device",)
+"""Config fields that say where a run is computed, not what the paper's grid sets (PFA's
+Figure 5 on a GPU): a cut may move runs to another device, and the configurations are
+compared without them."""
+
+
 def _keys(configs: list[dict]) -> set[str]:
+    configs = [{k: v for k, v in c.items() if k not in WHERE_COMPUTED} for c in configs]
+
     def plain(value):
         if isinstance(value, float) and not math.isfinite(value):
             return repr(value)
