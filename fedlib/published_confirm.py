@@ -182,6 +182,13 @@ def _recomputed(experiment: str, group: list[str], runs: dict[str, dict[str, Any
     return found
 
 
+def _gpu_here() -> bool:
+    """Whether torch sees a CUDA device here (runs made on one are checked only there)."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
             cpu_hours: float = SAMPLE_CPU_HOURS, rtol: float = 0.0, root: Path | None = None,
             log: Callable[[str], None] = print) -> Confirmation:
@@ -190,7 +197,9 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
     classes again under its current key (see the module's text).
 
     A class is the stale runs of one tier computed with one version of the code (one
-    recorded fingerprint); each class is sampled on its own, ``groups`` groups at most,
+    recorded fingerprint, the runs computed on a GPU apart from the others); each class is
+    sampled on its own (a class of runs computed on a GPU is left stale, and said so, where
+    torch sees none), ``groups`` groups at most,
     costing ``cpu_hours`` at most as recorded. With ``rtol`` 0 every recomputed table must
     be identical to the published one; a positive ``rtol`` lets floating-point values
     differ by that relative amount (runs computed on another processor, whose float32
@@ -210,7 +219,7 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
                                             f"{store.manifest_path})")
     runs = store.runs()
     stale = {key for key, entry in runs.items() if not published.is_current(key, entry)}
-    classes: dict[tuple[str, str, str], list[list[str]]] = {}
+    classes: dict[tuple[str, str, str, bool], list[list[str]]] = {}
     for key in sorted(stale):
         entry = runs[key]
         group = entry["group"]
@@ -218,14 +227,23 @@ def confirm(experiment: str, *, groups: int = SAMPLE_GROUPS,
             continue  # a group is listed once (by its first run), whole
         if any(run_key(runs[m]["config"], runs[m]["module"]) in runs for m in group):
             continue  # computed again and published already: prune removes the old ones
-        label = (entry["tier"], entry["code_fingerprint"], entry["module"])
+        on_gpu = any(runs[member]["config"].get("device") == "cuda" for member in group)
+        label = (entry["tier"], entry["code_fingerprint"], entry["module"], on_gpu)
         classes.setdefault(label, []).append(group)
 
     def cost(group: list[str]) -> float:
         return sum(runs[key].get("cpu_seconds") or 0.0 for key in group)
 
     recomputed, spent = [], 0.0
-    for (tier, fingerprint, _module), candidates in sorted(classes.items()):
+    for label, candidates in sorted(classes.items()):
+        tier, fingerprint, _module, on_gpu = label
+        if on_gpu and not _gpu_here():
+            log(f"{experiment}: {sum(map(len, candidates))} stale {tier}-tier runs left "
+                "stale: they were computed on a GPU (config device = 'cuda'), which torch "
+                "does not see here; confirm them on a machine with a CUDA device (with a "
+                "positive --rtol: its float sums round otherwise)")
+            del classes[label]
+            continue
         sample = _sample(candidates, cost, f"{experiment}/{tier}/{fingerprint}", groups,
                          cpu_hours * 3600)
         for group in sample:

@@ -202,3 +202,34 @@ def test_an_interrupted_carry_loses_nothing_and_the_next_one_completes(
     status = status_table().iloc[0]
     assert (status["runs"], status["current"], status["damaged"]) == (4, 4, 0)
     assert len(pd.read_parquet(store_root / "toy" / "paper.parquet")) == 4
+
+
+def test_runs_computed_on_a_gpu_are_confirmed_only_where_torch_sees_one(
+        store_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs made on a GPU form classes of their own: without a GPU they are left stale,
+    and said so, while the others are carried over; with one they are checked in turn."""
+    import torch
+
+    sweeps.set_tier_label("paper")
+    try:
+        sweep("toy", [{"x": x, "device": "cuda"} for x in (10, 11)], square_runner,
+              workers=1, progress=False)
+    finally:
+        sweeps.set_tier_label("")
+    export("toy", "paper")
+    _edit_the_library(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    lines: list[str] = []
+    before = PublishedStore("toy").runs()
+    done = confirm("toy", groups=4, log=lines.append)
+    assert (done.stale, done.confirmed, len(done.recomputed)) == (6, 4, 4)
+    assert any("2 stale paper-tier runs left stale: they were computed on a GPU" in line
+               for line in lines)
+    assert all("device" not in before[key]["config"] for group in done.recomputed
+               for key in group)
+    status = status_table().iloc[0]
+    assert (status["current"], status["stale"]) == (4, 2)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    done = confirm("toy", groups=4, log=lambda line: None)
+    assert (done.stale, done.confirmed, len(done.recomputed)) == (2, 2, 2)
+    assert status_table().iloc[0]["stale"] == 0
