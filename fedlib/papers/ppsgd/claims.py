@@ -1215,7 +1215,10 @@ VERDICT_CHANGES: dict[str, str] = {
         "local-only (frozen random representation) at 0.18-0.23 -> HOLDS over four seeds "
         "(the fourth ends at 0.736 against 0.104: difference 0.626 [0.609, 0.644]; at sigma "
         "= 3 it ends at 0.228, and the small level's mean, 0.266 [0.061, 0.470], still "
-        "cannot be told from chance); quick: NOT-RUN (paper tier only)",
+        "cannot be told from chance) -> HOLDS over five (the fifth ends at 0.657 against "
+        "0.093: 0.714 [0.673, 0.755] against 0.100 [0.094, 0.105], difference 0.614 "
+        "[0.578, 0.650]; at sigma = 3 it ends at chance, 0.093, and the small level's mean "
+        "is 0.231 [0.063, 0.399]); quick: NOT-RUN (paper tier only)",
     "fig1d-large-alpha-low-privacy":
         "quick: HOLDS -> INCONCLUSIVE (alpha*Q = 10 0.607 against alpha*Q = 1 0.497 over "
         "three seeds, difference 0.109 [-0.078, 0.297]: after half an epoch the CNN's "
