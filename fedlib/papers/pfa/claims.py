@@ -144,12 +144,17 @@ _PAPER_CHANGES = {
         _ONE_REPEAT.format(old="HOLDS") + " (PFA 0.770 IID against 0.680 non-IID on "
         "LogR, 0.206 against 0.200 on the CNN, both near chance); still NOT-RUN with the "
         "LogR setting at five seeds (IID above non-IID: 0.098 [0.024, 0.172], holds) "
-        "while the CNN's has one.",
+        "while the CNN's had one -> HOLDS with the CNN setting at three seeds: the LogR "
+        "gap holds and the CNN's is not testable (PFA 0.234 IID and 0.262 non-IID, both "
+        "within noise of chance).",
     "fig8-pfa-best":
         _ONE_REPEAT.format(old="FAILS") + " (WeiAvg ahead on both: 0.748 against PFA's "
         "0.680 on LogR, 0.239 against 0.215 near chance on the CNN); still NOT-RUN with "
         "the LogR setting at five seeds (PFA+ - WeiAvg -0.051 [-0.139, 0.037], "
-        "inconclusive) while the CNN's has one.",
+        "inconclusive) while the CNN's had one -> INCONCLUSIVE with the CNN setting at "
+        "three seeds: on LogR PFA+ leads FedAvg (0.154 [0.063, 0.246]) and Minimum (0.230 "
+        "[0.126, 0.333]) but ties WeiAvg; on the CNN every arm is within noise of chance "
+        "(PFA 0.262, WeiAvg 0.231, FedAvg 0.096), so nothing there is testable.",
     "fig6b-random-projection-centred":
         "A claim the chapter did not check before under this name: the old Figure 6b claim, "
         "on the released code's centred pair; NOT-RUN at the paper tier (one repeat) -> "

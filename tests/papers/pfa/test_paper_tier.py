@@ -35,7 +35,9 @@ def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
     # Figure 3's CNN settings stop at three seeds where its LogR settings go on to five
     assert {c["seed"] for c in found if c["figure"] == "fig3" and c["model"] == "cnn"} \
         == {1, 2}
-    assert not [c for c in found if c["figure"] == "fig8" and c["model"] == "cnn"]
+    assert {c["seed"] for c in found if c["figure"] == "fig8" and c["model"] == "cnn"} \
+        == {1, 2}
+    assert not [c for c in found if c["figure"] == "fig4"]
     # Figure 5's later seeds run the four aggregators its claim reads, on CIFAR-10 only
     fig5 = [c for c in found if c["figure"] == "fig5"]
     assert {(c["dataset"], c["aggregator"]) for c in fig5} == {
@@ -85,9 +87,10 @@ def test_repeats_not_stored_are_left_out_per_setting(monkeypatch) -> None:
     logr = repeat_configs(setup, 0, "paper", parts=("fig3 logr", "fig6 logr", "fig8 logr"))
     assert len(runs) == 2 * len(logr)
     n3 = len(repeat_configs(setup, 0, "paper", parts=("fig3 cnn",)))
-    assert left_out == {f"{REPEATS_PART} (fig3 cnn)":
-                        f"{n3} of {n3} runs of pfa-heterogeneous are neither cached nor "
-                        "published"}
+    n8 = len(repeat_configs(setup, 0, "paper", parts=("fig8 cnn",)))
+    assert left_out == {f"{REPEATS_PART} (fig{f} cnn)":
+                        f"{n} of {n} runs of pfa-heterogeneous are neither cached nor "
+                        "published" for f, n in (("3", n3), ("8", n8))}
 
     monkeypatch.setattr(paper_tier, "sweep", lambda experiment, planned, runner, **kw:
                         stored_for_logr_only(experiment, [{"model": "x"}], runner))
@@ -129,8 +132,8 @@ def test_figure_5_half_that_is_stored_is_read_on_its_own(monkeypatch) -> None:
 def test_repeats_text_names_each_settings_seeds() -> None:
     setup = PAPER_GRID.tier("paper")
     assert repeats_text(setup, "paper") == (
-        "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3; "
-        "2 of the CIFAR-10 CNN settings of fig5)")
+        "1 (5 of the LogR settings of fig3, fig6 and fig8; 3 of the CNN settings of fig3 "
+        "and fig8; 2 of the CIFAR-10 CNN settings of fig5)")
     quick = PAPER_GRID.tier("quick")
     assert repeats_text(quick, "quick") == str(quick.repeats)
 
