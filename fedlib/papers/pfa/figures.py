@@ -229,10 +229,11 @@ def figure_7(traffic: pd.DataFrame) -> plt.Figure:
     ``traffic``: :func:`fedlib.papers.pfa.claims.uplink_traffic`.
     """
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    drawn = ["fedavg", "pfa+"]
     for ax, model in zip(axes, ("logr", "cnn"), strict=True):
-        data = traffic[(traffic["model"] == model)
-                       & traffic["aggregator"].isin(["fedavg", "pfa+"])]
-        sns.lineplot(data=data, x="round", y="MB", hue="method", ax=ax, errorbar=None)
+        data = traffic[(traffic["model"] == model) & traffic["aggregator"].isin(drawn)]
+        sns.lineplot(data=data, x="round", y="MB", hue="method",
+                     hue_order=[LABELS[a] for a in drawn], ax=ax, errorbar=None)
         ax.set_title(f"mnist / {model}: cumulative uplink")
     figure.tight_layout()
     return figure
@@ -259,8 +260,10 @@ def figure_13(spectra: pd.DataFrame) -> plt.Figure:
         ax.text(0.5, 0.5, "no round had two public updates: no spectrum", ha="center")
         ax.set_axis_off()
     else:
-        sns.barplot(data=spectra, x="index", y="share", hue=spectra["model"] + ", round "
-                    + spectra["round"].astype(str), ax=ax, errorbar="sd")
+        bars = spectra.assign(**{"model, round": spectra["model"] + ", round "
+                                 + spectra["round"].astype(str)})
+        sns.barplot(data=bars, x="index", y="share", hue="model, round", ax=ax,
+                    errorbar="sd")
         ax.set(xlabel="eigenvalue (largest first)", ylabel="share of the variance")
     figure.tight_layout()
     return figure

@@ -184,6 +184,20 @@ def test_figure_7_plots_cumulative_uplink_of_fedavg_and_pfa_plus() -> None:
         assert ax.get_ylabel() == "MB"
 
 
+def test_figure_7_colours_each_method_alike_in_both_panels() -> None:
+    # The CNN panel's rows list PFA+ first: the colours must follow the method, not the
+    # order the rows come in.
+    rows = [{"model": m, "aggregator": a, "method": LABELS[a], "round": r, "MB": float(r)}
+            for m, order in (("logr", ("fedavg", "pfa+")), ("cnn", ("pfa+", "fedavg")))
+            for a in order for r in range(3)]
+    figure = figures.figure_7(pd.DataFrame(rows))
+    colours = [{t.get_text(): h.get_color() for t, h in
+                zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles, strict=True)}
+               for ax in figure.axes]
+    assert colours[0] == colours[1]
+    assert colours[0][LABELS["fedavg"]] != colours[0][LABELS["pfa+"]]
+
+
 def test_figure_8_has_the_two_non_iid_panels() -> None:
     curves = pd.concat([_curves("fig8", figures.FIG8_PANELS, ("weiavg", "pfa+")),
                         _curves("fig3", figures.FIG8_PANELS, ("fedavg",))])
@@ -207,6 +221,7 @@ def test_figure_13_draws_the_shares_or_says_there_is_none() -> None:
     assert ax.get_ylabel() == "share of the variance"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["logr, round 1",
                                                                    "cnn, round 3"]
+    assert ax.get_legend().get_title().get_text() == "model, round"
     empty = figures.figure_13(pd.DataFrame())
     (ax,) = empty.axes
     assert not ax.axison
