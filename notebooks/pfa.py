@@ -766,12 +766,16 @@ else:
 # versions and command, are recorded in `fedlib.papers.pfa.authors`.
 
 # %%
+# At the paper tier the setting's own runs are the authors' 100 x 100; another tier shows
+# them beside its own where they are published.
 paper_authors = (None if scale == "paper" else
                  stored_runs(pfa.run, PAPER_GRID.tier("paper"), seed, figures=("authors",),
                              progress=False))
-display(Markdown("Our runs at the authors' 100 x 100: " + (
-    provenance_line(pfa.EXPERIMENT, paper_authors["run_key"]) if paper_authors is not None
-    else "not published in this checkout (the paper tier computes them).")))
+if scale != "paper":
+    display(Markdown("Our runs at the authors' 100 x 100: " + (
+        provenance_line(pfa.EXPERIMENT, paper_authors["run_key"])
+        if paper_authors is not None
+        else "not published in this checkout (the paper tier computes them).")))
 if "authors" in left_out:
     display(Markdown(left_out_note(["authors"], left_out)))
 else:
