@@ -768,10 +768,10 @@ else:
 # %%
 # At the paper tier the setting's own runs are the authors' 100 x 100; another tier shows
 # them beside its own where they are published.
-paper_authors = (None if scale == "paper" else
-                 stored_runs(pfa.run, PAPER_GRID.tier("paper"), seed, figures=("authors",),
-                             progress=False))
+paper_authors = None
 if scale != "paper":
+    paper_authors = stored_runs(pfa.run, PAPER_GRID.tier("paper"), seed,
+                                figures=("authors",), progress=False)
     display(Markdown("Our runs at the authors' 100 x 100: " + (
         provenance_line(pfa.EXPERIMENT, paper_authors["run_key"])
         if paper_authors is not None

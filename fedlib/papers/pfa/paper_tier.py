@@ -37,8 +37,8 @@ PAPER_GRID = PaperGrid(
                 "the paper averages five repeats of each setting: each LogR setting of "
                 "Figures 3, 6 and 8 and Figure 3's two CNN settings run all five (REPEATS; "
                 "minutes a LogR setting and seed, 0.5 to 0.65 CPU-hours a CNN one), Figure "
-                "8's CNN setting three, Figure 5's CIFAR-10 setting two (the second with the four "
-                "aggregators its claim reads), Figure 4's CNN settings one, so the claims "
+                "8's CNN setting three, Figure 5's CIFAR-10 setting two (the second with the "
+                "four aggregators its claim reads), Figure 4's CNN settings one, so the claims "
                 "that read those are not run until they have more; all aggregators of a "
                 "setting share its federation, sampled clients and minibatches"),
         GridCut("distributions", ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4"),
@@ -81,8 +81,8 @@ seeds (offsets from the chapter's seed): every LogR setting of Figures 3, 6 and 
 the CNN settings of Figure 3 at the paper's five repeats (minutes a LogR setting and
 seed, 0.5 to 0.65 CPU-hours a CNN one), Figure 8's CNN setting at three, Figure 5's
 CIFAR-10 setting at two (minutes of a GPU a seed, with the aggregators of
-:data:`REPEAT_AGGREGATORS`); Figure 4's CNN
-settings run their first seed only. The authors' setting has seeds of its own."""
+:data:`REPEAT_AGGREGATORS`); Figure 4's CNN settings run their first seed only. The
+authors' setting has seeds of its own."""
 REPEAT_AGGREGATORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fig5", "cnn4"): ("fedavg", "weiavg", "pfa", "pfa+"),
 }
