@@ -564,11 +564,12 @@ pfa_minus_weiavg = [(name, scaled(difference_of(frame, "accuracy", method("pfa")
 measured = [(name, e) for name, e in pfa_minus_weiavg if not isinstance(e, Missing)]
 ahead = [name for name, e in measured if e.low > 0]
 behind = [name for name, e in measured if e.high < 0]
-n_seeds = len(set(fig3_final["seed"]) | set(fig4_final["seed"]))
+seeds3, seeds4 = fig3_final["seed"].nunique(), fig4_final["seed"].nunique()
 say("At this tier FedAvg ends at {fedavg_lo:.2f} to {fedavg_hi:.2f} and Minimum at "
     "{minimum_lo:.2f} to {minimum_hi:.2f} on Figure 3's CNN panels (MixGauss1), and at "
     "{fedavg4_lo:.2f} to {fedavg4_hi:.2f} and {minimum4_lo:.2f} to {minimum4_hi:.2f} across "
-    "Figure 4's budget distributions ({model4}). Over this tier's {seeds} seed(s), PFA is "
+    "Figure 4's budget distributions ({model4}). Over this tier's seeds ({seeds3} of Figure "
+    "3's settings, {seeds4} of Figure 4's), PFA is "
     "ahead of WeiAvg beyond the run-to-run uncertainty in {n_ahead} of the {n} settings of "
     "Figures 3 and 4{ahead} and behind it in {n_behind}{behind}{one_seed}.",
     fedavg_lo=span([mean_of(f, "accuracy", **method("fedavg")) for _, f in
@@ -588,10 +589,12 @@ say("At this tier FedAvg ends at {fedavg_lo:.2f} to {fedavg_hi:.2f} and Minimum 
     minimum4_hi=span([mean_of(f, "accuracy", **method("minimum")) for _, f in
                       fig4_final.groupby("distribution")], Missing())[1],
     model4=", ".join(sorted(fig4_final["model"].unique())) or Missing(),
-    seeds=n_seeds or Missing(), n_ahead=len(ahead), n=len(measured),
+    seeds3=seeds3 or Missing(), seeds4=seeds4 or Missing(), n_ahead=len(ahead),
+    n=len(measured),
     ahead=f" ({'; '.join(ahead)})" if ahead else "", n_behind=len(behind),
     behind=f" ({'; '.join(behind)})" if behind else "",
-    one_seed=" (one seed gives no interval, so neither is possible)" if n_seeds == 1 else "")
+    one_seed=(" (one seed gives no interval, so neither is possible there)"
+              if 1 in (seeds3, seeds4) else ""))
 
 # %% [markdown]
 # Why projection would add little here:
@@ -721,32 +724,40 @@ if fig4_paper is None:
 else:
     mixtures = fig4_paper[fig4_paper["distribution"].str.startswith("mixgauss")
                           & (fig4_paper["projection"] == "public")]
-    mixed_private = mixtures[mixtures["aggregator"].isin(
-        ["fedavg", "weiavg", "pfa", "pfa+", "minimum"])].groupby(
-        ["distribution", "aggregator"])["accuracy"].mean()
-    mixed_np = mixtures[mixtures["aggregator"] == "np-fedavg"].groupby("distribution")[
-        "accuracy"].mean()
-    say("Figure 4 at the paper tier ({model}, {seeds} seed(s)): under Uniform budgets FedAvg "
+    by_mixture = mixtures.groupby(["aggregator", "distribution"])["accuracy"].mean()
+    seeds_of = fig4_paper.groupby("aggregator")["seed"].nunique()
+
+    def across_mixtures(aggregator):
+        found = by_mixture[aggregator] if aggregator in by_mixture.index else []
+        low, high = span(found)
+        return f"{low:.2f}" if isinstance(low, Missing) or round(low, 2) == round(high, 2) \
+            else f"{low:.2f} to {high:.2f}"
+
+    say("Figure 4 at the paper tier ({model}; means over {seeds_main} seed(s) of FedAvg, "
+        "WeiAvg, PFA and PFA+ and {seeds_rest} of the others): under Uniform budgets FedAvg "
         "ends at {fedavg_u:.2f}, WeiAvg at {weiavg_u:.2f}, PFA at {pfa_u:.2f} and PFA+ at "
         "{plus_u:.2f}; under Gauss at {fedavg_g:.2f}, {weiavg_g:.2f}, {pfa_g:.2f} and "
-        "{plus_g:.2f}. Under the spread-out mixtures every private aggregator but Maximum "
-        "ends between {mix_lo:.2f} and {mix_hi:.2f}, and NP-FedAvg between {np_lo:.2f} and "
-        "{np_hi:.2f}.",
+        "{plus_g:.2f}. Across the spread-out mixtures (MixGauss1, 2 and 4) FedAvg ends at "
+        "{fedavg_m}, WeiAvg at {weiavg_m}, PFA at {pfa_m}, PFA+ at {plus_m}, Minimum at "
+        "{minimum_m}, Maximum at {maximum_m} and NP-FedAvg at {np_m}.",
         model=", ".join(sorted(fig4_paper["model"].unique())),
-        seeds=fig4_paper["seed"].nunique(),
+        seeds_main=seeds_of.get("pfa", Missing()),
+        seeds_rest=seeds_of.get("minimum", Missing()),
         fedavg_u=fig4_value("uniform", "fedavg"), weiavg_u=fig4_value("uniform", "weiavg"),
         pfa_u=fig4_value("uniform", "pfa"), plus_u=fig4_value("uniform", "pfa+"),
         fedavg_g=fig4_value("gauss", "fedavg"), weiavg_g=fig4_value("gauss", "weiavg"),
         pfa_g=fig4_value("gauss", "pfa"), plus_g=fig4_value("gauss", "pfa+"),
-        mix_lo=span(mixed_private)[0], mix_hi=span(mixed_private)[1],
-        np_lo=span(mixed_np)[0], np_hi=span(mixed_np)[1])
+        **{f"{name}_m": across_mixtures(aggregator) for name, aggregator in (
+            ("fedavg", "fedavg"), ("weiavg", "weiavg"), ("pfa", "pfa"), ("plus", "pfa+"),
+            ("minimum", "minimum"), ("maximum", "maximum"), ("np", "np-fedavg"))})
 
 # %% [markdown]
 # Where PFA and PFA+ end far below FedAvg and WeiAvg under the alike budgets, projecting
 # the private mean onto one direction of the sampled public clients' updates (three at
 # most) throws away most of what 90% of the clients contribute. Where every aggregator
-# ends near chance (0.1), which of them is "more robust" would be decided near chance,
-# and with one repeat a tier judges none of Figure 4's comparisons.
+# ends near chance (0.1), which of them is "more robust" would be decided near chance.
+# Each comparison is judged over the seeds the tier runs of it (the setup table says how
+# many); a tier with one repeat judges none of them.
 
 # %% [markdown]
 # (pfa-authors-code)=

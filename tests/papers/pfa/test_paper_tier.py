@@ -40,19 +40,25 @@ def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:
         == {1, 2}
     assert {c["seed"] for c in found if c["figure"] == "fig8" and c["model"] == "logr"} \
         == {1, 2, 3, 4}
-    assert not [c for c in found if c["figure"] == "fig4"]
+    # Figure 4's second seed runs the four aggregators its claims read, on each of the
+    # five budget distributions of the tier
+    fig4 = [c for c in found if c["figure"] == "fig4"]
+    assert {c["seed"] for c in fig4} == {1}
+    assert {(c["distribution"], c["aggregator"]) for c in fig4} == {
+        (d, a) for d in ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4")
+        for a in ("fedavg", "weiavg", "pfa", "pfa+")}
     # Figure 5's later seeds run the four aggregators its claim reads, on CIFAR-10 only
     fig5 = [c for c in found if c["figure"] == "fig5"]
     assert {(c["dataset"], c["aggregator"]) for c in fig5} == {
         ("cifar10", a) for a in ("fedavg", "weiavg", "pfa", "pfa+")}
     assert {c["device"] for c in fig5} == {"cuda"}
     # counted from the chapter's seed, and only for the figures and parts asked for
-    shifted = repeat_configs(setup, 7, "paper", ("fig6", "fig4", "authors"))
+    shifted = repeat_configs(setup, 7, "paper", ("fig6", "authors"))
     assert {c["seed"] for c in shifted} == {7 + s for s in REPEATS["paper"][("fig6", "logr")]}
     assert {c["figure"] for c in shifted} == {"fig6"}
     cnn_only = repeat_configs(setup, 0, "paper", parts=("fig3 cnn",))
     assert {(c["figure"], c["model"]) for c in cnn_only} == {("fig3", "cnn")}
-    assert repeat_parts("paper", ("fig3", "fig4")) == ["fig3 logr", "fig3 cnn"]
+    assert repeat_parts("paper", ("fig3", "fig6")) == ["fig3 logr", "fig6 logr", "fig3 cnn"]
     assert repeat_configs(PAPER_GRID.tier("quick"), 0, "quick") == []
     none, left_out = run_repeats(PAPER_GRID.tier("quick"), 0, "quick")
     assert none.empty and left_out == {}
@@ -136,7 +142,8 @@ def test_repeats_text_names_each_settings_seeds() -> None:
     setup = PAPER_GRID.tier("paper")
     assert repeats_text(setup, "paper") == (
         "1 (5 of the LogR settings of fig3, fig6 and fig8; 5 of the CNN settings of fig3; "
-        "3 of the CNN settings of fig8; 2 of the CIFAR-10 CNN settings of fig5)")
+        "3 of the CNN settings of fig8; 2 of the CIFAR-10 CNN settings of fig5; 2 of the "
+        "CNN settings of fig4)")
     quick = PAPER_GRID.tier("quick")
     assert repeats_text(quick, "quick") == str(quick.repeats)
 
