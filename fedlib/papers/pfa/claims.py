@@ -60,8 +60,8 @@ _ONE_REPEAT = "Paper: {old} -> NOT-RUN: one repeat, so no run-to-run variation t
 _FIG4_RECOMPUTED = (
     "Its paper-tier runs then left the store when a change of the code altered their "
     "results (NOT-RUN); computed again with the current code (seed 0 with every "
-    "aggregator, seed 1 with the four its claims read: 55 CNN runs, 3.4 CPU-hours) it is "
-    "judged over two seeds: ")
+    "aggregator, seeds 1 and 2 with the four its claims read: 75 CNN runs, 4.8 "
+    "CPU-hours) it is judged over three seeds (over the first two, the same verdict): ")
 _PAPER_CHANGES = {
     "fig3-ordering":
         _ONE_REPEAT.format(old="FAILS") + " (its single run had WeiAvg above PFA on "
@@ -124,22 +124,25 @@ _PAPER_CHANGES = {
         _ONE_REPEAT.format(old="FAILS") + " (every private aggregator but Maximum ended "
         "between 0.10 and 0.25 under the spread-out mixtures: at chance). "
         + _FIG4_RECOMPUTED + "NOT-TESTABLE. Under MixGauss1, 2 and 4 FedAvg ends at chance "
-        "at both seeds (0.098), WeiAvg at 0.10 to 0.12 at seed 0 and 0.24 to 0.33 at seed "
-        "1, so its interval reaches chance, and PFA's (0.27 to 0.30 on the mean, e.g. "
-        "0.299 [0.022, 0.577] under MixGauss1) and PFA+'s (0.18 to 0.21) do too: every "
-        "comparison is noise against noise.",
+        "at every seed (0.09 to 0.12), WeiAvg at 0.10 to 0.12 at seeds 0 and 2 and 0.24 to "
+        "0.33 at seed 1, so its interval reaches chance, and PFA's (0.22 to 0.24 on the "
+        "mean, e.g. 0.236 [-0.043, 0.515] under MixGauss1; 0.25 to 0.32 at seeds 0 and 1, "
+        "0.11 at seed 2) and PFA+'s (0.16 to 0.18) do too: every comparison is noise "
+        "against noise.",
     "fig4-similar-when-uniform":
         _ONE_REPEAT.format(old="FAILS") + " (PFA and PFA+ at 0.25 and 0.16 under Uniform "
         "against WeiAvg's 0.91). " + _FIG4_RECOMPUTED + "FAILS. Under Uniform PFA ends at "
-        "0.30 and PFA+ at 0.22 against WeiAvg's 0.90 and FedAvg's 0.87 (PFA + 0.05 - "
-        "WeiAvg -0.556 [-0.618, -0.493]); under Gauss PFA ends at chance (0.098) and "
-        "every comparison there is not testable at two seeds (FedAvg 0.633 [0.044, 1.221]).",
+        "0.27 and PFA+ at 0.21 against WeiAvg's 0.90 and FedAvg's 0.87 (PFA + 0.05 - "
+        "WeiAvg -0.579 [-0.683, -0.476]); under Gauss PFA ends at chance (0.099) against "
+        "FedAvg's 0.67 and WeiAvg's 0.70 (PFA + 0.05 - FedAvg -0.523 [-0.727, -0.320]), "
+        "where at two seeds every Gauss comparison was not testable (FedAvg 0.633 [0.044, "
+        "1.221]).",
     "fig4-fedavg-collapses":
         _ONE_REPEAT.format(old="HOLDS") + " (FedAvg 0.78 under Uniform, 0.10-0.11 under "
-        "the mixtures). " + _FIG4_RECOMPUTED + "HOLDS. FedAvg ends at 0.869 under Uniform "
-        "and at chance (0.098) under each mixture: a loss of 0.770 [0.449, 1.092] under "
-        "MixGauss1, the interval clearing the margin of 5 points (the same under MixGauss2 "
-        "and 4).",
+        "the mixtures). " + _FIG4_RECOMPUTED + "HOLDS. FedAvg ends at 0.866 under Uniform "
+        "and at chance (0.097 to 0.104) under each mixture: a loss of 0.769 [0.706, 0.832] "
+        "under MixGauss1, the interval clearing the margin of 5 points (0.768 [0.704, "
+        "0.831] and 0.762 [0.690, 0.834] under MixGauss2 and 4).",
     "fig10-mixgauss3-gap-shrinks":
         "A claim the chapter did not check before (the paper's Figure 10 statement): NOT-RUN "
         "at the paper tier, whose grid cuts MixGauss3.",

@@ -1,21 +1,20 @@
 """The paper tier of the PFA chapter as the book runs it.
 
 The paper's grid with three departures: fewer repeats than the paper's five for some
-CNN settings (Figure 8's three, Figure 5's CIFAR-10 two, Figure 4's two; Figure 3's and
-every LogR setting keep five, :data:`REPEATS`), Figure 4 on the five budget
-distributions its claims read, and Figure 5 computed on a GPU. The estimates come from
-the measured time of the first repeat on one CPU core (a CNN setting of Figures 3, 4 and
-8 0.53 to 0.65 CPU-hours with its aggregators trained as one batch, about 1.0 with each
-trained in a process of its own: 460 CPU-seconds an aggregator on one core of a 16-core
-Xeon; a logistic-regression setting 0.035, the authors' setting 0.82 in all: 5.6
-CPU-hours for the first seed of everything but Figure 5, 2.4 more for Figure 3's CNN
-seeds beyond it, 1.2 for Figure 8's and about 1.7 a seed for Figure 4's four
-aggregators that its claims read). Figure 5 dominates on the CPU: measured from
-the time of a local step with its seven aggregators as one batch, about 29-32 CPU-hours
-on CIFAR-10 (12 on a quieter machine) and 18-21 on IMDb. Its CIFAR-10 runs are computed
-on a GPU (``fig5_device``): on one NVIDIA H100, 261-281 s for a seed's four aggregators
-that the claim reads and 167 s for the other three. IMDb is not run (the chapter says
-why).
+CNN settings (:data:`REPEATS` says which run how many; every LogR setting and Figure 3's
+CNN settings keep five), Figure 4 on the five budget distributions its claims read, and
+Figure 5 computed on a GPU. The estimates come from the measured time of the first
+repeat on one CPU core (a CNN setting of Figures 3, 4 and 8 0.53 to 0.65 CPU-hours with
+its aggregators trained as one batch, about 1.0 with each trained in a process of its
+own: 460 CPU-seconds an aggregator on one core of a 16-core Xeon; a logistic-regression
+setting 0.035, the authors' setting 0.82 in all: 5.6 CPU-hours for the first seed of
+everything but Figure 5, 0.5 to 0.65 for each further seed of a CNN setting of Figures 3
+and 8 and about 1.7 a seed for Figure 4's four aggregators that its claims read).
+Figure 5 dominates on the CPU: measured from the time of a local step with its seven
+aggregators as one batch, about 29-32 CPU-hours on CIFAR-10 (12 on a quieter machine)
+and 18-21 on IMDb. Its CIFAR-10 runs are computed on a GPU (``fig5_device``): on one
+NVIDIA H100, 261-281 s for a seed's four aggregators that the claim reads and 167 s for
+the other three. IMDb is not run (the chapter says why).
 """
 
 from __future__ import annotations
@@ -35,11 +34,10 @@ PAPER_GRID = PaperGrid(
     experiment.tier,
     cuts=(
         GridCut("repeats", 1,
-                "the paper averages five repeats of each setting: each LogR setting of "
-                "Figures 3, 6 and 8 and Figure 3's two CNN settings run all five (REPEATS; "
-                "minutes a LogR setting and seed, 0.5 to 0.65 CPU-hours a CNN one), Figure "
-                "8's CNN setting three, Figure 5's CIFAR-10 setting two and Figure 4's CNN "
-                "settings two (the second with the four aggregators their claims read); all "
+                "the paper averages five repeats of each setting: the settings its claims read "
+                "run further seeds (REPEATS; the setup table's repeats say how many of each: "
+                "minutes a LogR setting and seed, 0.5 to 0.65 CPU-hours a CNN one), the later "
+                "seeds of Figures 4 and 5 with the four aggregators their claims read; all "
                 "aggregators of a setting share its federation, sampled clients and "
                 "minibatches"),
         GridCut("distributions", ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4"),
@@ -76,15 +74,14 @@ REPEATS: dict[str, dict[tuple[str, str], tuple[int, ...]]] = {"paper": {
     ("fig3", "cnn"): (1, 2, 3, 4),
     ("fig8", "cnn"): (1, 2),
     ("fig5", "cnn4"): (1,),
-    ("fig4", "cnn"): (1,),
+    ("fig4", "cnn"): (1, 2),
 }}
 """The settings each tier runs beyond its first seed, per (figure, model), with the
-seeds (offsets from the chapter's seed): every LogR setting of Figures 3, 6 and 8 and
-the CNN settings of Figure 3 at the paper's five repeats (minutes a LogR setting and
-seed, 0.5 to 0.65 CPU-hours a CNN one), Figure 8's CNN setting at three, Figure 5's
-CIFAR-10 setting at two (minutes of a GPU a seed) and Figure 4's CNN settings at two
-(about 1.7 CPU-hours a seed), their second seed with the aggregators of
-:data:`REPEAT_AGGREGATORS`. The authors' setting has seeds of its own."""
+seeds (offsets from the chapter's seed): minutes a LogR setting and seed, 0.5 to 0.65
+CPU-hours a CNN one of Figures 3 and 8, about 1.7 CPU-hours a seed for Figure 4's CNN
+settings and minutes of a GPU for Figure 5's CIFAR-10 one; the later seeds of Figures 4
+and 5 run the aggregators of :data:`REPEAT_AGGREGATORS`. The chapter states the counts
+from this table (:func:`repeats_text`). The authors' setting has seeds of its own."""
 REPEAT_AGGREGATORS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fig5", "cnn4"): ("fedavg", "weiavg", "pfa", "pfa+"),
     ("fig4", "cnn"): ("fedavg", "weiavg", "pfa", "pfa+"),
