@@ -13,13 +13,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.pfa.aggregation import upload_bytes
 from fedlib.papers.pfa.authors import AUTHORS_FILES, AUTHORS_RDP_RUNS, AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import (
+    BUDGET_DISTRIBUTIONS,
     closed_form_noise_multiplier,
     expected_rounds,
+    public_clients,
 )
 from fedlib.papers.pfa.experiment import (
     DELTA,
@@ -34,7 +37,7 @@ from fedlib.papers.pfa.experiment import (
     setting_budgets,
     setting_examples_per_client,
 )
-from fedlib.papers.pfa.training import SAMPLING_RATIO, plan_participation
+from fedlib.papers.pfa.training import PUBLIC_FRACTION, SAMPLING_RATIO, plan_participation
 from fedlib.privacy.accounting import epsilon
 from fedlib.privacy.ledger import calibrated_noise_multiplier, ledger_epsilon
 from fedlib.verdicts import (
@@ -127,7 +130,8 @@ _PAPER_CHANGES = {
         "at every seed (0.09 to 0.12), WeiAvg at 0.10 to 0.12 at seeds 0 and 2 and 0.24 to "
         "0.33 at seed 1, so its interval reaches chance, and PFA's (0.22 to 0.24 on the "
         "mean, e.g. 0.236 [-0.043, 0.515] under MixGauss1; 0.25 to 0.32 at seeds 0 and 1, "
-        "0.11 at seed 2) and PFA+'s (0.16 to 0.18) do too: every comparison is noise "
+        "0.11 at seed 2, where two clients drew a budget near 10 and one of 0.1 to 1.1 "
+        "counts as public) and PFA+'s (0.16 to 0.18) do too: every comparison is noise "
         "against noise.",
     "fig4-similar-when-uniform":
         _ONE_REPEAT.format(old="FAILS") + " (PFA and PFA+ at 0.25 and 0.16 under Uniform "
@@ -1178,6 +1182,63 @@ def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
                          "eigenvalue": value, "share": value / total if total > 0 else 0.0,
                          "rank": len(values), "seed": int(row["seed"])})
     return pd.DataFrame(rows)
+
+
+PUBLIC_TABLE_METHODS = {"fedavg": "FedAvg", "weiavg": "WeiAvg", "pfa": "PFA",
+                        "pfa+": "PFA+"}
+"""The aggregators :func:`public_budgets_table` shows, with their labels."""
+
+
+def public_budgets_table(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
+    """Figure 4 seed by seed: the budgets of the setting's "public" clients (the top
+    :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION` by budget, those whose updates
+    span PFA's subspace), the median budget of the others, and the final accuracy (mean
+    of the last ``last`` evaluations) of the aggregators of
+    :data:`PUBLIC_TABLE_METHODS` that ran there (NaN where one did not)."""
+    fig4 = runs[runs["figure"] == "fig4"] if len(runs) else runs
+    columns = ["distribution", "seed", "public budgets", "smallest public budget",
+               "others' median budget", *PUBLIC_TABLE_METHODS.values()]
+    if fig4.empty:
+        return pd.DataFrame(columns=columns)
+    final = final_accuracy(fig4, last)
+    final = final[final["projection"] == "public"]
+    rows = []
+    settings = fig4[["distribution", "seed", "n_clients"]].drop_duplicates()
+    for distribution, seed, n_clients in settings.itertuples(index=False):
+        budgets = setting_budgets({"distribution": distribution, "seed": int(seed),
+                                   "n_clients": int(n_clients)})
+        public = public_clients(budgets, PUBLIC_FRACTION)
+        mine = final[(final["distribution"] == distribution) & (final["seed"] == seed)]
+        accuracy = {label: float(mine.loc[mine["aggregator"] == aggregator,
+                                          "accuracy"].mean())
+                    for aggregator, label in PUBLIC_TABLE_METHODS.items()}
+        rows.append({"distribution": distribution, "seed": int(seed),
+                     "public budgets": ", ".join(f"{b:.2f}" for b in np.sort(budgets[public])),
+                     "smallest public budget": float(budgets[public].min()),
+                     "others' median budget": float(np.median(budgets[~public])),
+                     **accuracy})
+    order = {d: i for i, d in enumerate(DISTRIBUTIONS)}
+    table = pd.DataFrame(rows, columns=columns)
+    return table.sort_values(["distribution", "seed"],
+                             key=lambda c: c.map(order) if c.name == "distribution" else c,
+                             ignore_index=True)
+
+
+def short_of_public_chance(distribution: str, n_clients: int) -> float:
+    """The chance that fewer clients than the public ones (the top
+    :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION`) draw their budget from the
+    mixture component of ``distribution`` with the largest mean: then a client of a
+    lower component counts as public. Binomial in the clients, each drawing that component
+    with its weight."""
+    components = BUDGET_DISTRIBUTIONS.get(distribution)
+    if components is None or distribution in ("uniform", "pareto"):
+        raise ValueError(f"{distribution!r} is not one of the Gaussian mixtures of "
+                         f"Table 1; use one of "
+                         f"{', '.join(d for d in BUDGET_DISTRIBUTIONS if 'mix' in d)}")
+    weights = np.array([c[0] for c in components])
+    top = weights[int(np.argmax([c[1] for c in components]))] / weights.sum()
+    n_public = max(1, int(round(PUBLIC_FRACTION * n_clients)))
+    return float(stats.binom.cdf(n_public - 1, n_clients, top))
 
 
 # ---------------------------------------------------------------------------------------

@@ -37,9 +37,10 @@ PAPER_GRID = PaperGrid(
                 "the paper averages five repeats of each setting: the settings its claims read "
                 "run further seeds (REPEATS; the setup table's repeats say how many of each: "
                 "minutes a LogR setting and seed, 0.5 to 0.65 CPU-hours a CNN one), the later "
-                "seeds of Figures 4 and 5 with the four aggregators their claims read; all "
-                "aggregators of a setting share its federation, sampled clients and "
-                "minibatches"),
+                "seeds of Figures 4 and 5 with the four aggregators their claims read (Figure "
+                "5's CIFAR-10 setting stops at two: every arm its claim compares ends at "
+                "chance at both); all aggregators of a setting share its federation, "
+                "sampled clients and minibatches"),
         GridCut("distributions", ("uniform", "gauss", "mixgauss1", "mixgauss2", "mixgauss4"),
                 "Figure 4's claims read Uniform and Gauss (all aggregators similar) and "
                 "the spread-out MixGauss1, 2 and 4 (PFA robust, FedAvg collapses); "

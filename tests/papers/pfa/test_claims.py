@@ -528,3 +528,46 @@ def test_text_projection_claims_read_the_text_arm_against_weiavg():
     assert table["seeds"].tolist() == [3] * len(table)
     assert table.index[0] == "Figure 3, mnist-logr"
     assert table["as written - WeiAvg"].str.startswith("-0.050").all()
+
+
+def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy():
+    setup = replace(REPEATED, distributions=("gauss", "mixgauss1"))
+    runs = _runs(setup=setup)
+    # WeiAvg does not run at seed 2 (as a later seed that runs only some aggregators)
+    runs = runs[~((runs["figure"] == "fig4") & (runs["seed"] == 2)
+                  & (runs["aggregator"] == "weiavg"))]
+    # the first of the four evaluations is not among the last three the table averages
+    runs = runs.assign(accuracy=runs["accuracy"].where(runs["round"] > 0, 0.0))
+    table = pfa_claims.public_budgets_table(runs)
+    assert list(table[["distribution", "seed"]].itertuples(index=False, name=None)) == [
+        ("gauss", 0), ("gauss", 1), ("gauss", 2),
+        ("mixgauss1", 0), ("mixgauss1", 1), ("mixgauss1", 2)]
+    n_clients = int(runs.loc[runs["figure"] == "fig4", "n_clients"].iloc[0])
+    n_public = max(1, round(0.1 * n_clients))
+    for row in table.itertuples(index=False):
+        budgets = np.sort(sample_budgets(row.distribution, n_clients, row.seed))
+        assert row[2] == ", ".join(f"{b:.2f}" for b in budgets[-n_public:])
+        assert row[3] == pytest.approx(budgets[-n_public])
+        assert row[4] == pytest.approx(np.median(budgets[:-n_public]))
+        # final accuracy: the mean of the last three evaluations, the seed's jitter included
+        jitter = 0.004 * (row.seed % 3 - 1)
+        expected = ALIKE if row.distribution == "gauss" else PAPER_LIKE
+        assert row.FedAvg == pytest.approx(expected["fedavg"] + jitter)
+        assert row.PFA == pytest.approx(expected["pfa"] + jitter)
+        assert np.isnan(row.WeiAvg) == (row.seed == 2)
+    assert pfa_claims.public_budgets_table(runs[runs["figure"] == "fig3"]).empty
+
+
+def test_short_of_public_chance_matches_the_budget_draws():
+    # closed form: fewer than 3 of 30 clients draw the top component (weight 0.1)
+    expected = sum(stats.binom.pmf(j, 30, 0.1) for j in range(3))
+    assert pfa_claims.short_of_public_chance("mixgauss1", 30) == pytest.approx(expected)
+    assert expected == pytest.approx(0.4114, abs=1e-4)
+    # against the draws themselves: how often a client below the top component is public
+    for distribution in ("mixgauss1", "mixgauss4"):
+        draws = [np.sort(sample_budgets(distribution, 30, seed))[-3] < 5
+                 for seed in range(3000)]
+        chance = pfa_claims.short_of_public_chance(distribution, 30)
+        assert abs(np.mean(draws) - chance) < 4 * np.sqrt(chance * (1 - chance) / 3000)
+    with pytest.raises(ValueError, match="not one of the Gaussian mixtures"):
+        pfa_claims.short_of_public_chance("uniform", 30)
