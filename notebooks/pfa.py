@@ -803,7 +803,11 @@ if public_budgets is not None:
         "FedAvg at {fedavg_short}. With {n_clients} clients and that component's weight "
         "of 0.1, a draw falls short of {n_public} with probability {chance:.2f} "
         "(binomial): with that probability a seed of the paper's own mixtures puts a "
-        "client of the lower budgets among the public ones. Under Gauss the public clients' "
+        "client of the lower budgets among the public ones. The authors' code chooses its "
+        "public clients the same way (a client is public when its budget is among the "
+        "{n_public} largest, ties included: the top 10%); the paper's Remark 2 suggests "
+        "grouping the clients by clustering their budgets where they come from a mixture, "
+        "which would keep such a client out of the public ones. Under Gauss the public clients' "
         "budgets are {gauss_low:.1f} to {gauss_high:.1f}, about half of Uniform's "
         "{uniform_low:.1f} to {uniform_high:.1f}, and PFA ends at {pfa_gauss} against "
         "{pfa_uniform} under Uniform.",
