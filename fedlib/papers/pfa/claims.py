@@ -1193,39 +1193,45 @@ PUBLIC_TABLE_METHODS = {"fedavg": "FedAvg", "weiavg": "WeiAvg", "pfa": "PFA",
 """The aggregators :func:`public_budgets_table` shows, with their labels."""
 
 
-def public_budgets_table(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
-    """Figure 4 seed by seed: the budgets of the setting's "public" clients (the top
-    :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION` by budget, those whose updates
-    span PFA's subspace), the median budget of the others, and the final accuracy (mean
-    of the last ``last`` evaluations) of the aggregators of
+def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",),
+                         model: str = "cnn", last: int = 3) -> pd.DataFrame:
+    """The settings of ``figures`` with ``model``, seed by seed: the budgets of the
+    setting's "public" clients (the top :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION`
+    by budget, those whose updates span PFA's subspace), the median budget of the others,
+    and the final accuracy (mean of the last ``last`` evaluations) of the aggregators of
     :data:`PUBLIC_TABLE_METHODS` that ran there (NaN where one did not)."""
-    fig4 = runs[runs["figure"] == "fig4"] if len(runs) else runs
-    columns = ["distribution", "seed", "public budgets", "smallest public budget",
-               "others' median budget", *PUBLIC_TABLE_METHODS.values()]
-    if fig4.empty:
+    columns = ["figure", "dataset", "distribution", "seed", "public budgets",
+               "smallest public budget", "others' median budget",
+               *PUBLIC_TABLE_METHODS.values()]
+    chosen = (runs[runs["figure"].isin(figures) & (runs["model"] == model)]
+              if len(runs) else runs)
+    if chosen.empty:
         return pd.DataFrame(columns=columns)
-    final = final_accuracy(fig4, last)
+    final = final_accuracy(chosen, last)
     final = final[final["projection"] == "public"]
     rows = []
-    settings = fig4[["distribution", "seed", "n_clients"]].drop_duplicates()
-    for distribution, seed, n_clients in settings.itertuples(index=False):
+    setting = ["figure", "dataset", "distribution", "seed"]
+    for figure, dataset, distribution, seed, n_clients in (
+            chosen[[*setting, "n_clients"]].drop_duplicates().itertuples(index=False)):
         budgets = setting_budgets({"distribution": distribution, "seed": int(seed),
                                    "n_clients": int(n_clients)})
         public = public_clients(budgets, PUBLIC_FRACTION)
-        mine = final[(final["distribution"] == distribution) & (final["seed"] == seed)]
+        mine = final[(final["figure"] == figure) & (final["dataset"] == dataset)
+                     & (final["distribution"] == distribution) & (final["seed"] == seed)]
         accuracy = {label: float(mine.loc[mine["aggregator"] == aggregator,
                                           "accuracy"].mean())
                     for aggregator, label in PUBLIC_TABLE_METHODS.items()}
-        rows.append({"distribution": distribution, "seed": int(seed),
+        rows.append({"figure": figure, "dataset": dataset, "distribution": distribution,
+                     "seed": int(seed),
                      "public budgets": ", ".join(f"{b:.2f}" for b in np.sort(budgets[public])),
                      "smallest public budget": float(budgets[public].min()),
                      "others' median budget": float(np.median(budgets[~public])),
                      **accuracy})
     order = {d: i for i, d in enumerate(DISTRIBUTIONS)}
     table = pd.DataFrame(rows, columns=columns)
-    return table.sort_values(["distribution", "seed"],
-                             key=lambda c: c.map(order) if c.name == "distribution" else c,
-                             ignore_index=True)
+    return table.sort_values(
+        setting, key=lambda c: c.map(order) if c.name == "distribution" else c,
+        ignore_index=True)
 
 
 def short_of_public_chance(distribution: str, n_clients: int) -> float:

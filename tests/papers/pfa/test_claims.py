@@ -538,24 +538,35 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
                   & (runs["aggregator"] == "weiavg"))]
     # the first of the four evaluations is not among the last three the table averages
     runs = runs.assign(accuracy=runs["accuracy"].where(runs["round"] > 0, 0.0))
-    table = pfa_claims.public_budgets_table(runs)
+    table = pfa_claims.public_budgets_table(runs, model="logr")
     assert list(table[["distribution", "seed"]].itertuples(index=False, name=None)) == [
         ("gauss", 0), ("gauss", 1), ("gauss", 2),
         ("mixgauss1", 0), ("mixgauss1", 1), ("mixgauss1", 2)]
+    assert set(table["figure"]) == {"fig4"}
     n_clients = int(runs.loc[runs["figure"] == "fig4", "n_clients"].iloc[0])
     n_public = max(1, round(0.1 * n_clients))
     for row in table.itertuples(index=False):
         budgets = np.sort(sample_budgets(row.distribution, n_clients, row.seed))
-        assert row[2] == ", ".join(f"{b:.2f}" for b in budgets[-n_public:])
-        assert row[3] == pytest.approx(budgets[-n_public])
-        assert row[4] == pytest.approx(np.median(budgets[:-n_public]))
+        assert row[4] == ", ".join(f"{b:.2f}" for b in budgets[-n_public:])
+        assert row[5] == pytest.approx(budgets[-n_public])
+        assert row[6] == pytest.approx(np.median(budgets[:-n_public]))
         # final accuracy: the mean of the last three evaluations, the seed's jitter included
         jitter = 0.004 * (row.seed % 3 - 1)
         expected = ALIKE if row.distribution == "gauss" else PAPER_LIKE
         assert row.FedAvg == pytest.approx(expected["fedavg"] + jitter)
         assert row.PFA == pytest.approx(expected["pfa"] + jitter)
         assert np.isnan(row.WeiAvg) == (row.seed == 2)
-    assert pfa_claims.public_budgets_table(runs[runs["figure"] == "fig3"]).empty
+    assert pfa_claims.public_budgets_table(runs, model="cnn").empty
+    assert pfa_claims.public_budgets_table(runs[runs["figure"] == "fig3"], model="logr").empty
+    # Figures 3 and 8: a row per dataset and seed of their CNN settings
+    both = pfa_claims.public_budgets_table(runs, ("fig3", "fig8"))
+    expected = {(c["figure"], c["dataset"], c["seed"]) for c in pfa.configs(setup, 0)
+                if c["figure"] in ("fig3", "fig8") and c["model"] == "cnn"}
+    assert set(both[["figure", "dataset", "seed"]].itertuples(index=False, name=None)) \
+        == expected and len(both) == len(expected)
+    fig8 = both[both["figure"] == "fig8"]
+    assert np.allclose(fig8["PFA"], PAPER_LIKE["pfa"] - 0.05
+                       + 0.004 * (fig8["seed"] % 3 - 1))
 
 
 def test_short_of_public_chance_matches_the_budget_draws():
