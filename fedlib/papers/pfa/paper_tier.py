@@ -75,7 +75,7 @@ REPEATS: dict[str, dict[tuple[str, str], tuple[int, ...]]] = {"paper": {
     ("fig3", "cnn"): (1, 2, 3, 4),
     ("fig8", "cnn"): (1, 2, 3, 4),
     ("fig5", "cnn4"): (1,),
-    ("fig4", "cnn"): (1, 2),
+    ("fig4", "cnn"): (1, 2, 3),
 }}
 """The settings each tier runs beyond its first seed, per (figure, model), with the
 seeds (offsets from the chapter's seed): minutes a LogR setting and seed, 0.5 to 0.65
