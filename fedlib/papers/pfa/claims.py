@@ -1190,9 +1190,8 @@ def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-PUBLIC_TABLE_METHODS = {"fedavg": "FedAvg", "weiavg": "WeiAvg", "pfa": "PFA",
-                        "pfa+": "PFA+"}
-"""The aggregators :func:`public_budgets_table` shows, with their labels."""
+PUBLIC_TABLE_AGGREGATORS = ("fedavg", "weiavg", "pfa", "pfa+")
+"""The aggregators :func:`public_budgets_table` shows (as :data:`LABELS` names them)."""
 
 
 def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",),
@@ -1201,10 +1200,10 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
     setting's "public" clients (the top :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION`
     by budget, those whose updates span PFA's subspace), the median budget of the others,
     and the final accuracy (mean of the last ``last`` evaluations) of the aggregators of
-    :data:`PUBLIC_TABLE_METHODS` that ran there (NaN where one did not)."""
+    :data:`PUBLIC_TABLE_AGGREGATORS` that ran there (NaN where one did not)."""
     columns = ["figure", "dataset", "distribution", "seed", "public budgets",
                "smallest public budget", "others' median budget",
-               *PUBLIC_TABLE_METHODS.values()]
+               *(LABELS[a] for a in PUBLIC_TABLE_AGGREGATORS)]
     chosen = (runs[runs["figure"].isin(figures) & (runs["model"] == model)]
               if len(runs) else runs)
     if chosen.empty:
@@ -1220,9 +1219,9 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
         public = public_clients(budgets, PUBLIC_FRACTION)
         mine = final[(final["figure"] == figure) & (final["dataset"] == dataset)
                      & (final["distribution"] == distribution) & (final["seed"] == seed)]
-        accuracy = {label: float(mine.loc[mine["aggregator"] == aggregator,
-                                          "accuracy"].mean())
-                    for aggregator, label in PUBLIC_TABLE_METHODS.items()}
+        accuracy = {LABELS[aggregator]: float(mine.loc[mine["aggregator"] == aggregator,
+                                                       "accuracy"].mean())
+                    for aggregator in PUBLIC_TABLE_AGGREGATORS}
         rows.append({"figure": figure, "dataset": dataset, "distribution": distribution,
                      "seed": int(seed),
                      "public budgets": ", ".join(f"{b:.2f}" for b in np.sort(budgets[public])),
