@@ -135,6 +135,17 @@ def span(values, gone=UNSTORED):
     return (min(found), max(found)) if found else (gone, gone)
 
 
+NONE = Missing("none")
+
+
+def between(values, gone=NONE):
+    """``low to high`` (two decimals) of the values, or the one value they round to;
+    ``gone`` when there are none."""
+    low, high = span(values, gone)
+    return f"{low:.2f}" if isinstance(low, Missing) or round(low, 2) == round(high, 2) \
+        else f"{low:.2f} to {high:.2f}"
+
+
 def method(aggregator, projection="public"):
     return {"aggregator": aggregator, "projection": projection}
 
@@ -730,10 +741,8 @@ else:
     seeds_of = fig4_paper.groupby("aggregator")["seed"].nunique()
 
     def across_mixtures(aggregator):
-        found = by_mixture[aggregator] if aggregator in by_mixture.index else []
-        low, high = span(found)
-        return f"{low:.2f}" if isinstance(low, Missing) or round(low, 2) == round(high, 2) \
-            else f"{low:.2f} to {high:.2f}"
+        return between(by_mixture[aggregator] if aggregator in by_mixture.index else [],
+                       UNSTORED)
 
     say("Figure 4 at the paper tier ({model}; means over {seeds_main} seed(s) of FedAvg, "
         "WeiAvg, PFA and PFA+ and {seeds_rest} of the others): under Uniform budgets FedAvg "
@@ -766,13 +775,6 @@ public_budgets = (None if fig4_paper_runs is None or fig4_paper_runs.empty
                   else pfa_claims.public_budgets_table(fig4_paper_runs))
 
 
-def between(values):
-    """``low to high`` (two decimals) of the values, or the one value they round to."""
-    low, high = span(values, Missing("none"))
-    return f"{low:.2f}" if isinstance(low, Missing) or round(low, 2) == round(high, 2) \
-        else f"{low:.2f} to {high:.2f}"
-
-
 def seeds_text(frame):
     """``seed 2`` or ``seeds 0 and 1``: the seeds of the rows of ``frame``."""
     seeds = sorted(set(frame["seed"]))
@@ -788,15 +790,17 @@ def public_range(frame):
 if public_budgets is not None:
     display(public_budgets.drop(columns=["figure", "dataset"]).round(3))
     mixtures = public_budgets[public_budgets["distribution"].str.startswith("mixgauss")]
-    full = mixtures[mixtures["smallest public budget"] > 5]
-    short = mixtures[mixtures["smallest public budget"] <= 5]
     n_public = len(public_budgets["public budgets"].iloc[0].split(", "))
+    full = mixtures[mixtures[pfa_claims.TOP_COLUMN] == n_public]
+    short = mixtures[mixtures[pfa_claims.TOP_COLUMN] < n_public]
     n_clients = int(fig4_paper_runs["n_clients"].iloc[0])
     alike = {d: public_budgets[public_budgets["distribution"] == d]
              for d in ("uniform", "gauss")}
     say("Seed by seed (the table), PFA's accuracy follows the budgets of its {n_public} "
         "public clients, the top 10% by budget. In {n_full} of the {n_mix} mixture "
-        "settings all of them drew a budget near 10 ({seeds_full}): PFA ends at "
+        "settings all of them drew their budget from the component at 10 (the column "
+        "\"{top}\", the component likeliest to have drawn each budget; {seeds_full}): "
+        "PFA ends at "
         "{pfa_full} there, FedAvg at {fedavg_full}. In the other {n_short} "
         "({seeds_short}) fewer than {n_public} clients drew from the component at 10, so a "
         "client of budget {low_budgets} counts as public: PFA ends at {pfa_short}, with "
@@ -812,6 +816,7 @@ if public_budgets is not None:
         "{uniform_low:.1f} to {uniform_high:.1f}, and PFA ends at {pfa_gauss} against "
         "{pfa_uniform} under Uniform.",
         n_public=n_public, n_full=len(full), n_mix=len(mixtures), n_short=len(short),
+        top=pfa_claims.TOP_COLUMN,
         seeds_full=seeds_text(full), seeds_short=seeds_text(short),
         pfa_full=between(full["PFA"]), fedavg_full=between(full["FedAvg"]),
         pfa_short=between(short["PFA"]), fedavg_short=between(short["FedAvg"]),
@@ -828,12 +833,13 @@ beside_runs = [found for found in (paper_tier_runs("fig3"), paper_tier_runs("fig
 if public_budgets is not None and beside_runs:
     beside = pfa_claims.public_budgets_table(pd.concat(beside_runs), ("fig3", "fig8"))
     beside = beside[beside["distribution"].str.startswith("mixgauss")]
-    full_b = beside[beside["smallest public budget"] > 5]
-    short_b = beside[beside["smallest public budget"] <= 5]
+    n_public_b = len(beside["public budgets"].iloc[0].split(", "))
+    full_b = beside[beside[pfa_claims.TOP_COLUMN] == n_public_b]
+    short_b = beside[beside[pfa_claims.TOP_COLUMN] < n_public_b]
     say("The CNN settings of Figures 3 and 8 (MNIST and Fashion-MNIST, IID; MNIST "
         "non-IID) draw their MixGauss1 budgets from the same seeds, and show the same "
         "split over {n_seeds} seeds: PFA ends at {pfa_full} where the public clients all "
-        "drew a budget near 10 ({seeds_full}) and at {pfa_short} where one of them did not "
+        "drew from the component at 10 ({seeds_full}) and at {pfa_short} where one of them did not "
         "({seeds_short}), FedAvg at {fedavg} throughout.",
         n_seeds=beside["seed"].nunique(), pfa_full=between(full_b["PFA"]),
         seeds_full=seeds_text(full_b), pfa_short=between(short_b["PFA"]),

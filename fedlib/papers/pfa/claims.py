@@ -1198,11 +1198,14 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
                          model: str = "cnn", last: int = 3) -> pd.DataFrame:
     """The settings of ``figures`` with ``model``, seed by seed: the budgets of the
     setting's "public" clients (the top :data:`~fedlib.papers.pfa.training.PUBLIC_FRACTION`
-    by budget, those whose updates span PFA's subspace), the median budget of the others,
-    and the final accuracy (mean of the last ``last`` evaluations) of the aggregators of
+    by budget, those whose updates span PFA's subspace), how many of them drew from the
+    mixture's component of the largest mean (:data:`TOP_COLUMN`, by
+    :func:`from_top_component`; missing where the distribution is not a Gaussian
+    mixture), the median budget of the others, and the final accuracy (mean of the last
+    ``last`` evaluations) of the aggregators of
     :data:`PUBLIC_TABLE_AGGREGATORS` that ran there (NaN where one did not)."""
     columns = ["figure", "dataset", "distribution", "seed", "public budgets",
-               "smallest public budget", "others' median budget",
+               "smallest public budget", TOP_COLUMN, "others' median budget",
                *(LABELS[a] for a in PUBLIC_TABLE_AGGREGATORS)]
     chosen = (runs[runs["figure"].isin(figures) & (runs["model"] == model)]
               if len(runs) else runs)
@@ -1226,13 +1229,41 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
                      "seed": int(seed),
                      "public budgets": ", ".join(f"{b:.2f}" for b in np.sort(budgets[public])),
                      "smallest public budget": float(budgets[public].min()),
+                     TOP_COLUMN: (int(from_top_component(distribution, budgets[public]).sum())
+                                  if distribution.startswith("mixgauss") else pd.NA),
                      "others' median budget": float(np.median(budgets[~public])),
                      **accuracy})
     order = {d: i for i, d in enumerate(DISTRIBUTIONS)}
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns).astype({TOP_COLUMN: "Int64"})
     return table.sort_values(
         setting, key=lambda c: c.map(order) if c.name == "distribution" else c,
         ignore_index=True)
+
+
+TOP_COLUMN = "public from the top component"
+"""The column of :func:`public_budgets_table` counting the public clients whose budget
+came from the component of the largest mean (budget 10 in every mixture of Table 1)."""
+
+
+def from_top_component(distribution: str, budgets: np.ndarray) -> np.ndarray:
+    """Whether each budget came from the component of ``distribution`` (a Gaussian mixture
+    of Table 1) with the largest mean: the component most likely to have drawn it, each
+    component's density weighted by its weight. (The nearest mean would not do: under
+    MixGauss4 a budget of 5.4 is nearer the component at 1 than the one at 10, and only the
+    latter can draw it.)"""
+    weights, means, stds = (np.array(c) for c in zip(*_mixture(distribution), strict=True))
+    budgets = np.asarray(budgets, dtype=float)
+    likelihood = np.log(weights) + stats.norm.logpdf(budgets[:, None], means, stds)
+    return np.argmax(likelihood, axis=1) == int(np.argmax(means))
+
+
+def _mixture(distribution: str) -> tuple[tuple[float, float, float], ...]:
+    """The (weight, mean, std) components of a Gaussian mixture of Table 1."""
+    if not distribution.startswith("mixgauss") or distribution not in BUDGET_DISTRIBUTIONS:
+        raise ValueError(f"{distribution!r} is not one of the Gaussian mixtures of "
+                         f"Table 1; use one of "
+                         f"{', '.join(d for d in BUDGET_DISTRIBUTIONS if 'mix' in d)}")
+    return BUDGET_DISTRIBUTIONS[distribution]
 
 
 def short_of_public_chance(distribution: str, n_clients: int) -> float:
@@ -1241,11 +1272,7 @@ def short_of_public_chance(distribution: str, n_clients: int) -> float:
     mixture component of ``distribution`` with the largest mean: then a client of a
     lower component counts as public. Binomial in the clients, each drawing that component
     with its weight."""
-    components = BUDGET_DISTRIBUTIONS.get(distribution)
-    if components is None or distribution in ("uniform", "pareto"):
-        raise ValueError(f"{distribution!r} is not one of the Gaussian mixtures of "
-                         f"Table 1; use one of "
-                         f"{', '.join(d for d in BUDGET_DISTRIBUTIONS if 'mix' in d)}")
+    components = _mixture(distribution)
     weights = np.array([c[0] for c in components])
     top = weights[int(np.argmax([c[1] for c in components]))] / weights.sum()
     n_public = max(1, int(round(PUBLIC_FRACTION * n_clients)))

@@ -14,7 +14,7 @@ from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.authors import AUTHORS_RDP_RUNS, AUTHORS_RUNS
-from fedlib.papers.pfa.budgets import authors_budgets, sample_budgets
+from fedlib.papers.pfa.budgets import BUDGET_DISTRIBUTIONS, authors_budgets, sample_budgets
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
 from fedlib.papers.pfa.training import plan_participation
 from fedlib.privacy.ledger import ledger_epsilon
@@ -549,7 +549,10 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
         budgets = np.sort(sample_budgets(row.distribution, n_clients, row.seed))
         assert row[4] == ", ".join(f"{b:.2f}" for b in budgets[-n_public:])
         assert row[5] == pytest.approx(budgets[-n_public])
-        assert row[6] == pytest.approx(np.median(budgets[:-n_public]))
+        # the components of MixGauss1 sit at 0.1 and 10: the top one's budgets exceed 5
+        assert (pd.isna(row[6]) if row.distribution == "gauss"
+                else row[6] == (budgets[-n_public:] > 5).sum())
+        assert row[7] == pytest.approx(np.median(budgets[:-n_public]))
         # final accuracy: the mean of the last three evaluations, the seed's jitter included
         jitter = 0.004 * (row.seed % 3 - 1)
         expected = ALIKE if row.distribution == "gauss" else PAPER_LIKE
@@ -567,6 +570,26 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
     fig8 = both[both["figure"] == "fig8"]
     assert np.allclose(fig8["PFA"], PAPER_LIKE["pfa"] - 0.05
                        + 0.004 * (fig8["seed"] % 3 - 1))
+
+
+def test_from_top_component_names_the_component_likeliest_to_have_drawn_a_budget():
+    # MixGauss4: components at 0.1, 1 and 10 (std 0.01, 0.1, 1); 5.4 is nearer 1 than 10,
+    # yet only the component at 10 can draw it
+    budgets = np.array([0.1, 1.0, 1.3, 5.4, 10.0, 7.0])
+    assert pfa_claims.from_top_component("mixgauss4", budgets).tolist() == [
+        False, False, False, True, True, True]
+    # against the sampler's own component draws, 3,000 clients of each mixture
+    for distribution in ("mixgauss1", "mixgauss2", "mixgauss3", "mixgauss4"):
+        components = BUDGET_DISTRIBUTIONS[distribution]
+        rng = np.random.default_rng(7)
+        which = rng.choice(len(components), 3000,
+                           p=[c[0] for c in components])
+        drawn = rng.normal([components[w][1] for w in which],
+                           [components[w][2] for w in which])
+        top = which == len(components) - 1
+        assert (pfa_claims.from_top_component(distribution, drawn) == top).all()
+    with pytest.raises(ValueError, match="not one of the Gaussian mixtures"):
+        pfa_claims.from_top_component("gauss", budgets)
 
 
 def test_short_of_public_chance_matches_the_budget_draws():
