@@ -1201,11 +1201,13 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
     by budget, those whose updates span PFA's subspace), how many of them drew from the
     mixture's component of the largest mean (:data:`TOP_COLUMN`, by
     :func:`from_top_component`; missing where the distribution is not a Gaussian
-    mixture), the median budget of the others, and the final accuracy (mean of the last
+    mixture), the median budget of the others, the smallest budget of all (the noisiest
+    update FedAvg weighs as much as any), and the final accuracy (mean of the last
     ``last`` evaluations) of the aggregators of
     :data:`PUBLIC_TABLE_AGGREGATORS` that ran there (NaN where one did not)."""
     columns = ["figure", "dataset", "distribution", "seed", "public budgets",
                "smallest public budget", TOP_COLUMN, "others' median budget",
+               "smallest budget",
                *(LABELS[a] for a in PUBLIC_TABLE_AGGREGATORS)]
     chosen = (runs[runs["figure"].isin(figures) & (runs["model"] == model)]
               if len(runs) else runs)
@@ -1232,6 +1234,7 @@ def public_budgets_table(runs: pd.DataFrame, figures: tuple[str, ...] = ("fig4",
                      TOP_COLUMN: (int(from_top_component(distribution, budgets[public]).sum())
                                   if distribution.startswith("mixgauss") else pd.NA),
                      "others' median budget": float(np.median(budgets[~public])),
+                     "smallest budget": float(budgets.min()),
                      **accuracy})
     order = {d: i for i, d in enumerate(DISTRIBUTIONS)}
     table = pd.DataFrame(rows, columns=columns).astype({TOP_COLUMN: "Int64"})

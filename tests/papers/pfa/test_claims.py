@@ -553,6 +553,7 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
         assert (pd.isna(row[6]) if row.distribution == "gauss"
                 else row[6] == (budgets[-n_public:] > 5).sum())
         assert row[7] == pytest.approx(np.median(budgets[:-n_public]))
+        assert row[8] == pytest.approx(budgets[0])
         # final accuracy: the mean of the last three evaluations, the seed's jitter included
         jitter = 0.004 * (row.seed % 3 - 1)
         expected = ALIKE if row.distribution == "gauss" else PAPER_LIKE
