@@ -788,7 +788,10 @@ def public_range(frame):
 
 
 if public_budgets is not None:
-    display(public_budgets.drop(columns=["figure", "dataset"]).round(3))
+    shown = public_budgets.drop(columns=["figure", "dataset"]).round(3)
+    shown[pfa_claims.TOP_COLUMN] = shown[pfa_claims.TOP_COLUMN].astype("string").fillna(
+        "not a mixture")
+    display(shown)
     mixtures = public_budgets[public_budgets["distribution"].str.startswith("mixgauss")]
     n_public = len(public_budgets["public budgets"].iloc[0].split(", "))
     full = mixtures[mixtures[pfa_claims.TOP_COLUMN] >= n_public]
