@@ -50,6 +50,7 @@ claims_dir = ""  # where the claims go (empty: the book's folder, which the scor
 import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
+from scipy import stats
 
 from fedlib.chapter import open_chapter, show_claims
 from fedlib.claims import verdict_changes
@@ -839,17 +840,20 @@ if public_budgets is not None:
         "By that count, over the three mixtures: {by_count}.",
         n_public=n_public, by_count=by_count)
     gauss = alike["gauss"]
-    rank = gauss["FedAvg"].corr(gauss["smallest budget"], method="spearman")
+    rank, p_value = (stats.spearmanr(gauss["FedAvg"], gauss["smallest budget"])
+                     if len(gauss) >= 3 else (float("nan"), float("nan")))
     say("FedAvg weighs every sampled client's update alike, so the smallest budget of all "
         "(the noisiest update) is the first suspect for its spread under Gauss. Seed by "
-        "seed it ends at {fedavg_gauss}: a rank correlation of {rank:.2f} over {n} seeds, "
-        "{reading} (WeiAvg, which weighs the updates by budget, ends at {weiavg_gauss}).",
+        "seed it ends at {fedavg_gauss}: {reading} (WeiAvg, which weighs the updates by "
+        "budget, ends at {weiavg_gauss}).",
         fedavg_gauss="; ".join(f"{row.FedAvg:.2f} at seed {row.seed} (smallest budget "
                                f"{row[-1]:.2f})" for row in gauss[
                                    ["seed", "FedAvg", "smallest budget"]].itertuples()),
-        rank=rank, n=len(gauss),
-        reading=("so the smallest budget does not account for the spread" if abs(rank) < 0.5
-                 else "so the spread goes with the smallest budget"),
+        reading=("too few seeds to read a rank correlation" if pd.isna(rank)
+                 else f"a rank correlation of {rank:.2f} over {len(gauss)} seeds "
+                 f"(p = {p_value:.2f}), so " + (
+                     "too weak to put the spread on the smallest budget" if p_value > 0.05
+                     else "the spread goes with the smallest budget")),
         weiavg_gauss=between(gauss["WeiAvg"]))
 
 # %%
