@@ -851,9 +851,9 @@ if public_budgets is not None:
                                    ["seed", "FedAvg", "smallest budget"]].itertuples()),
         reading=("too few seeds to read a rank correlation" if pd.isna(rank)
                  else f"a rank correlation of {rank:.2f} over {len(gauss)} seeds "
-                 f"(p = {p_value:.2f}), so " + (
+                 f"(p = {p_value:.2f}), " + (
                      "too weak to put the spread on the smallest budget" if p_value > 0.05
-                     else "the spread goes with the smallest budget")),
+                     else "so the spread goes with the smallest budget")),
         weiavg_gauss=between(gauss["WeiAvg"]))
 
 # %%
