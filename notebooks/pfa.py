@@ -782,6 +782,11 @@ def seeds_text(frame):
     return ("seed " if len(seeds) == 1 else "seeds ") + listing(seeds)
 
 
+def public_count(frame):
+    """How many public clients each setting of ``frame`` has (the same in all of them)."""
+    return len(frame["public budgets"].iloc[0].split(", "))
+
+
 def public_range(frame):
     """(lowest, highest) public client's budget over the rows of ``frame``."""
     return span([float(b) for listed in frame["public budgets"] for b in listed.split(", ")],
@@ -794,7 +799,7 @@ if public_budgets is not None:
         "not a mixture")
     display(shown)
     mixtures = public_budgets[public_budgets["distribution"].str.startswith("mixgauss")]
-    n_public = len(public_budgets["public budgets"].iloc[0].split(", "))
+    n_public = public_count(public_budgets)
     full = mixtures[mixtures[pfa_claims.TOP_COLUMN] >= n_public]
     short = mixtures[mixtures[pfa_claims.TOP_COLUMN] < n_public]
     n_clients = int(fig4_paper_runs["n_clients"].iloc[0])
@@ -846,9 +851,10 @@ if public_budgets is not None:
         "(the noisiest update) is the first suspect for its spread under Gauss. Seed by "
         "seed it ends at {fedavg_gauss}: {reading} (WeiAvg, which weighs the updates by "
         "budget, ends at {weiavg_gauss}).",
-        fedavg_gauss="; ".join(f"{row.FedAvg:.2f} at seed {row.seed} (smallest budget "
-                               f"{row[-1]:.2f})" for row in gauss[
-                                   ["seed", "FedAvg", "smallest budget"]].itertuples()),
+        fedavg_gauss="; ".join(f"{accuracy:.2f} at seed {seed} (smallest budget {low:.2f})"
+                               for seed, accuracy, low in zip(
+                                   gauss["seed"], gauss["FedAvg"], gauss["smallest budget"],
+                                   strict=True)),
         reading=("too few seeds to read a rank correlation" if pd.isna(rank)
                  else f"a rank correlation of {rank:.2f} over {len(gauss)} seeds "
                  f"(p = {p_value:.2f}), " + (
@@ -862,7 +868,7 @@ beside_runs = [found for found in (paper_tier_runs("fig3"), paper_tier_runs("fig
 if public_budgets is not None and beside_runs:
     beside = pfa_claims.public_budgets_table(pd.concat(beside_runs), ("fig3", "fig8"))
     beside = beside[beside["distribution"].str.startswith("mixgauss")]
-    n_public_b = len(beside["public budgets"].iloc[0].split(", "))
+    n_public_b = public_count(beside)
     full_b = beside[beside[pfa_claims.TOP_COLUMN] >= n_public_b]
     short_b = beside[beside[pfa_claims.TOP_COLUMN] < n_public_b]
     say("The CNN settings of Figures 3 and 8 (MNIST and Fashion-MNIST, IID; MNIST "
