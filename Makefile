@@ -15,11 +15,16 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# One exact torch first. Where pip's configuration offers a local CPU wheel it
-# takes that; elsewhere PyPI's default build (CUDA on Linux). Override it, e.g.
-#   make rebuild-all TORCH_INSTALL="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"
-# or TORCH_INSTALL= to keep a torch already present in the environment.
-TORCH_INSTALL ?= torch==2.13.0
+# The environment is locked: requirements/<platform>/ pins every package to an exact version
+# with its hashes (lock.txt), torch apart (torch.txt: the CPU build on Linux, whose wheels
+# come from PyTorch's own index). `make lock` writes both from pyproject.toml's ranges.
+# A CUDA user swaps torch, e.g.
+#   make install TORCH_INSTALL="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126"
+# or TORCH_INSTALL= keeps a torch already present in the environment.
+TORCH_VERSION := 2.13.0
+PLATFORM := $(shell uname -s | tr A-Z a-z | sed 's/darwin/macos/')-$(shell uname -m | sed 's/aarch64/arm64/')
+LOCK := requirements/$(PLATFORM)
+TORCH_INSTALL ?= --no-deps --require-hashes -r $(LOCK)/torch.txt
 STAMP := $(VENV)/.installed
 
 SCALE ?= quick
@@ -31,7 +36,7 @@ EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
 FEDLIB_SRC := $(shell find fedlib -name '*.py')
 PYTEST_ARGS ?=
 
-.PHONY: help install test site rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
+.PHONY: help install lock test site rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
 
 help:
 	@echo "make site         render every chapter from stored runs (paper and quick tiers, nothing"
@@ -42,17 +47,54 @@ help:
 	@echo "make bench        speed benchmarks, as ratios against baselines measured in the same run"
 	@echo "make publish      copy the finished runs of SCALE=$(SCALE) from the local cache into data/published (commit them)"
 	@echo "make lint         ruff"
+	@echo "make lock         pin every package again (requirements/<platform>/) from pyproject.toml's ranges"
 	@echo "make lab          JupyterLab on notebooks/: open a chapter's .py as a notebook, run it cell by cell"
 	@echo "make clean        remove executed notebooks and the built book (keeps cached runs)"
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# pip check: the locked packages and torch agree with every package's own requirements.
+$(STAMP): pyproject.toml requirements/build.in $(wildcard $(LOCK)/*.txt)
+	@test -f $(LOCK)/lock.txt || { echo "No locked environment for $(PLATFORM) (requirements/ has" \
+	    "$$(ls requirements | grep -v '\.in$$' | tr '\n' ' ')): run make lock on this platform," \
+	    "or install the ranges: pip install -e '.[book,dev]'" >&2; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(if $(strip $(TORCH_INSTALL)),$(PY) -m pip install --quiet $(TORCH_INSTALL))
-	$(PY) -m pip install --quiet -e ".[book,dev]"
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r $(LOCK)/lock.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $@
+
+# The lock, written again from pyproject.toml's ranges (the newest versions they allow today)
+# for each platform it covers; review the diff and commit it. uv resolves for a platform
+# other than its own (macOS 14 or newer: torch's arm64 wheels need it). TORCH_WHEELS: where the CPU build of torch is listed (a flat page or
+# a folder of wheels).
+LOCK_PLATFORMS := linux-x86_64:x86_64-manylinux_2_28:+cpu macos-arm64:aarch64-apple-darwin:
+TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
+UV ?= $(if $(wildcard $(PY)),$(PY) -m uv,uv)
+UV_COMPILE = $(UV) pip compile --quiet --python-version 3.11 --generate-hashes \
+    --custom-compile-command "make lock" pyproject.toml requirements/build.in \
+    --extra book --extra dev
+
+lock:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	export MACOSX_DEPLOYMENT_TARGET=14.0; for spec in $(LOCK_PLATFORMS); do \
+	    IFS=: read -r name target local <<< "$$spec"; mkdir -p requirements/$$name; \
+	    echo "torch==$(TORCH_VERSION)$$local" > $$tmp/torch.in; \
+	    options="--python-platform $$target --overrides $$tmp/torch.in"; \
+	    if [ -n "$$local" ]; then options="$$options --find-links $(TORCH_WHEELS)"; fi; \
+	    $(UV_COMPILE) $$options -o $$tmp/all.txt; \
+	    $(UV_COMPILE) $$options --no-emit-package torch -o $$tmp/lock.txt; \
+	    { echo "# torch for $$name, installed before lock.txt (make install)."; \
+	      if [ -n "$$local" ]; then \
+	          echo "# Its CPU build is on PyTorch's index; pip looks there for torch alone."; \
+	          echo "--extra-index-url https://download.pytorch.org/whl/cpu"; fi; \
+	      awk '/^[^ #]/ { split($$0, name, "=="); keep = (name[1] == "torch") } \
+	           keep && !/^ *#/' $$tmp/all.txt; } > $$tmp/torch.txt; \
+	    grep -q -- '--hash=' $$tmp/torch.txt; \
+	    mv $$tmp/lock.txt $$tmp/torch.txt requirements/$$name/; \
+	    echo "locked requirements/$$name"; \
+	done
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -132,7 +174,7 @@ $(GEN)/_toc.yml: $(BOOK)/_toc.yml $(GEN)/scale
 
 book: $(GEN)/scorecard.md $(GEN)/status.md $(TOC)
 	@mkdir -p $(GEN)/extra/data
-	$(VENV)/bin/jupyter-book build $(BOOK) --toc $(TOC) --all --warningiserror --keep-going \
+	$(VENV)/bin/jupyter-book build $(BOOK) --toc $(abspath $(TOC)) --all --warningiserror --keep-going \
 	    --quiet
 	@echo "book: $(BOOK)/_build/html/index.html"
 

@@ -897,6 +897,22 @@ def is_current(key: str, entry: dict[str, Any]) -> bool:
     return run_key(entry["config"], entry["module"]) == key
 
 
+SEED_FIELDS = ("seed", "repeat", "split_seed")
+"""The config fields that name a run's draw of randomness (not its setting)."""
+
+
+def seed_siblings(runs: dict[str, dict[str, Any]], key: str) -> list[str]:
+    """The published runs (of ``runs``, a manifest's entries) of the same tier, code and
+    setting as ``key`` at every seed, ``key`` among them: their spread is what a draw of
+    randomness alone changes."""
+    def setting(entry: dict[str, Any]) -> tuple[Any, ...]:
+        config = {k: v for k, v in config_of(entry).items() if k not in SEED_FIELDS}
+        return entry.get("tier"), entry.get("module"), _canonical_json(config)
+
+    mine = setting(runs[key])
+    return sorted(k for k, entry in runs.items() if setting(entry) == mine)
+
+
 def published_experiments(root: Path | None = None) -> list[str]:
     """The experiments with a manifest in the store, sorted."""
     root = root or paths.published_dir()

@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import re
 import socket
 import sys
@@ -45,6 +44,7 @@ from tqdm import tqdm
 
 import fedlib
 from fedlib import paths
+from fedlib.machine import machine_description
 
 Config = Mapping[str, Any]
 GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
@@ -480,23 +480,6 @@ def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]
     return tables, timing
 
 
-def machine_description() -> str:
-    """The computing machine in one line: OS, architecture, processor, logical cores,
-    and the GPU when torch sees one."""
-    import torch
-
-    gpu = (f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "")
-    processor = platform.processor() or platform.machine()
-    try:  # Linux names the processor model here; platform gives only the architecture
-        with open("/proc/cpuinfo") as info:
-            processor = next((line.split(":", 1)[1].strip() for line in info
-                              if line.startswith("model name")), processor)
-    except OSError:
-        pass
-    return (f"{platform.system()} {platform.machine()}, {processor}, "
-            f"{os.cpu_count()} logical cores{gpu}")
-
-
 def sweep(
     experiment: str,
     configs: Sequence[Config],
@@ -716,6 +699,33 @@ def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> Non
             "leave ray_address unset to run on local processes") from error
 
 
+class RayStartError(RuntimeError):
+    """Ray's local instance did not come up in the time Ray itself allows."""
+
+
+RAY_LOCAL_START_TRIES = 3
+"""Starts of a local Ray instance before giving up: Ray waits a fixed 30 s for its node to
+register, which a loaded machine of few cores can overrun."""
+
+
+def _start_local_ray(ray) -> None:
+    """Start a local Ray instance, trying again when its node times out during startup."""
+    for attempt in range(1, RAY_LOCAL_START_TRIES + 1):
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False)
+            return
+        except Exception as error:  # Ray raises a bare Exception for this
+            if "timed out during startup" not in str(error):
+                raise
+            ray.shutdown()
+            if attempt == RAY_LOCAL_START_TRIES:
+                raise RayStartError(
+                    f"the local Ray instance timed out during startup {attempt} times (Ray "
+                    "waits a fixed 30 s for its node; a machine this loaded overruns it): run "
+                    "again when the machine is less busy, or leave ray_address unset to run "
+                    "on local processes") from error
+
+
 def _run_on_ray(groups, runner, address, finish) -> None:
     loaded = sys.modules.get("ray")
     if loaded is None or not loaded.is_initialized():
@@ -725,7 +735,7 @@ def _run_on_ray(groups, runner, address, finish) -> None:
     started_here = not ray.is_initialized()
     if started_here:
         if address == "local":
-            ray.init(include_dashboard=False, log_to_driver=False)
+            _start_local_ray(ray)
         else:
             ray.init(address=address, log_to_driver=False)
     try:
