@@ -137,11 +137,13 @@ _FROM = "from"
 _TEXT_FIELDS = ("code_fingerprint", "fedlib_version", "commit", "machine", "finished")
 _RUN_FIELDS = ("tier", "config", "module", "runner", "group", "columns", "sha256", "rows",
                "wall_seconds", "cpu_seconds", "torch_threads", *_TEXT_FIELDS)
-_OPTIONAL_FIELDS = ("confirmed",)
+_OPTIONAL_FIELDS = ("confirmed", "environment")
 """Fields a run may hold: ``confirmed``, how a run computed with earlier code was checked
-against the code of its key (:mod:`fedlib.published_confirm`)."""
+against the code of its key (:mod:`fedlib.published_confirm`); ``environment``, the lock its
+packages were installed from (:func:`fedlib.environment.environment_description`; runs
+computed before the environment was locked have none)."""
 _SHARED_BY = ("tier", "module", "runner", "group", "columns", "code_fingerprint",
-              "fedlib_version", "commit", "machine", "torch_threads")
+              "fedlib_version", "commit", "machine", "environment", "torch_threads")
 """The fields that sort runs into provenance records: the runs of one record agree on
 these (and the record holds whatever else they all agree on, config settings included)."""
 _OWN_FIELDS = ("sha256",)
@@ -890,6 +892,8 @@ def _enter(manifest: dict[str, Any], tier: str, key: str, run: pd.DataFrame,
         "cpu_seconds": _share(provenance, "group_cpu_seconds"),
         "torch_threads": provenance.get("torch_threads"),
         "rows": len(run), "columns": schema, "sha256": content_digest(run)}
+    if isinstance(provenance.get("environment"), str):
+        manifest["runs"][key]["environment"] = provenance["environment"]
 
 
 def is_current(key: str, entry: dict[str, Any]) -> bool:
@@ -1223,12 +1227,17 @@ def _tier_status(manifest: dict[str, Any], keys: list[str], damaged: dict[str, s
             "changed since": ", ".join(sorted(changed))}
 
 
+UNLOCKED = "not recorded (computed before the environment was locked)"
+"""What the status page says of a run that records no environment."""
+
+
 def _tier_provenance(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Where the runs of one tier come from: CPU hours, machines, dates, commits."""
     seconds = [e["cpu_seconds"] for e in entries if e.get("cpu_seconds")]
     dates = sorted(str(e["finished"])[:10] for e in entries)
     return {"CPU hours": round(sum(seconds) / 3600, 2),
             "machines": "; ".join(sorted({e["machine"] for e in entries})),
+            "environments": "; ".join(sorted({e.get("environment", UNLOCKED) for e in entries})),
             "finished": f"{dates[0]} to {dates[-1]}" if dates else "",
             "commits": ", ".join(sorted({e["commit"][:12] for e in entries}))}
 

@@ -4,12 +4,14 @@ the published runs; every value from a notebook or a manifest is shown as writte
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from fedlib.environment import environment_description
+from fedlib.machine import machine_description
 
 PACKAGES = (
     "fedlib", "torch", "numpy", "scipy", "pandas", "pyarrow", "opacus", "dp-accounting",
@@ -95,9 +97,13 @@ def status_markdown(folder: Path) -> str:
         "",
         "## Machine",
         "",
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPU cores{torch_threads}.",
+        f"{_cell(machine_description())}{torch_threads}.",
         "",
         "## Packages",
+        "",
+        f"This site was built in the environment of {_cell(environment_description())} "
+        "(`requirements/<platform>/`, which `make install` installs; the digest is of its "
+        "two files). Its main packages:",
         "",
         "| package | version |",
         "|---|---|",
@@ -139,9 +145,10 @@ def published_section() -> list[str]:
 PUBLISHED_TABLES = (
     ("experiment", "tier", "runs", "current", "stale", "damaged", "CPU hours", "size (kB)"),
     ("experiment", "tier", "machines", "finished", "commits", "confirmed", "changed since"),
+    ("experiment", "tier", "environments"),
 )
-"""The columns of the published runs' two tables, what they hold and where they come from:
-two tables of a few columns each fit the page's width, where one of twelve did not."""
+"""The columns of the published runs' tables, what they hold and where they come from:
+tables of a few columns each fit the page's width, where one of thirteen did not."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

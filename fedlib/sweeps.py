@@ -44,6 +44,7 @@ from tqdm import tqdm
 
 import fedlib
 from fedlib import paths
+from fedlib.environment import environment_description
 from fedlib.machine import machine_description
 
 Config = Mapping[str, Any]
@@ -476,6 +477,7 @@ def _run_group_in_worker(runner: GroupRunner, group: list[dict[str, Any]]
               "group_wall_seconds": round(time.perf_counter() - wall, 3),
               "group_cpu_seconds": round(time.process_time() - cpu, 3),
               "torch_threads": torch.get_num_threads(), "machine": machine_description(),
+              "environment": environment_description(),
               "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     return tables, timing
 

@@ -64,43 +64,80 @@ def require_datasets(*specs: str) -> None:
                         "set FEDLIB_DATA_MIRROR to a mirror folder")
 
 
+def fresh_clone(destination: Path) -> Path:
+    """A clone of this checkout at ``destination``, as a new user gets it: the committed
+    tree, with this working tree's uncommitted edits laid over it (so a change is tested
+    before it is committed), and nothing git ignores (no cache, no build, no venv).
+
+    Its ``.venv`` is seeded with this interpreter's packages (a ``.pth`` line, so pip
+    sees them as installed outside the venv and never touches them): the README's
+    commands then run as written, installing from the lock in seconds, since every
+    locked package is already there."""
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(destination)],
+                   check=True)
+    listed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for entry in filter(None, listed.split("\0")):
+        status, name = entry[:2], entry[3:]
+        source, target = ROOT / name, destination / name
+        if "D" in status or not source.exists():
+            target.unlink(missing_ok=True)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    venv = destination / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    ours = Path(sys.executable).parent.parent
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    theirs = next((ours / "lib").glob("python3*/site-packages"))
+    (site / "seeded-from-the-test-venv.pth").write_text(f"{theirs}\n")
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
+                         capture_output=True, text=True)
+    assert pip.returncode == 0, f"the seeded venv has no pip: {pip.stderr}"
+    return destination
+
+
+def readme_environment() -> dict[str, str]:
+    """The environment a reader's command runs in: this one without the folders the tests
+    point elsewhere (the clone's defaults apply), the dataset mirror kept."""
+    moved = ("FEDLIB_DATA_DIR", "FEDLIB_RESULTS_DIR", "FEDLIB_PUBLISHED_DIR", "VIRTUAL_ENV")
+    return {name: value for name, value in os.environ.items() if name not in moved}
+
+
+def run_in_clone(clone: Path, *command: str) -> subprocess.CompletedProcess:
+    """``command`` (a README command, as written) run at the clone's root; fails the test
+    with the end of its output when it fails."""
+    result = subprocess.run(list(command), cwd=clone, env=readme_environment(),
+                            capture_output=True, text=True)
+    assert result.returncode == 0, (
+        f"{' '.join(command)} failed in a fresh clone:\n{result.stdout[-4000:]}\n"
+        f"{result.stderr[-4000:]}")
+    return result
+
+
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The book built at the smoke tier, in a copy: ``make book SCALE=smoke`` executes
-    every notebook (papermill) into ``generated/`` and renders the site into ``_build``.
+    """The book as ``make rebuild-all SCALE=smoke`` builds it in a fresh clone (the
+    README's command as written: default book folder and venv): every notebook executed
+    at the smoke tier (papermill) into ``generated/``, the site rendered into ``_build``.
     Built once per session, for the notebook and the book tests."""
     from fedlib.papers import PAPERS
 
     require_datasets(*{d for p in PAPERS for d in p.datasets})
-    book = tmp_path_factory.mktemp("site") / "book"
-    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
-    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
-    venv = Path(sys.executable).parent.parent
-    result = subprocess.run(
-        ["make", "book", "SCALE=smoke", f"BOOK={book}", f"VENV={venv}"],
-        cwd=ROOT, env=env, capture_output=True, text=True,
-    )
-    assert result.returncode == 0, (
-        f"make book failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    )
-    return book
+    clone = fresh_clone(tmp_path_factory.mktemp("smoke-clone") / "clone")
+    run_in_clone(clone, "make", "rebuild-all", "SCALE=smoke")
+    return clone / "book"
 
 
 @pytest.fixture(scope="session")
 def site_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site as ``make site`` builds it, in a copy: every chapter rendered from the
-    runs stored with the project (``data/published``; the local cache is left out, as on
-    a fresh checkout), nothing computed, both tiers, then the book. Built once per
-    session."""
+    """The site as ``make site`` builds it in a fresh clone (the README's command as
+    written): every chapter rendered from the runs stored with the project
+    (``data/published``; a fresh clone has no local cache), nothing computed, both tiers,
+    then the book. Built once per session."""
     from fedlib.papers import PAPERS
 
     require_datasets(*{d for p in PAPERS for d in p.datasets})
-    book = tmp_path_factory.mktemp("stored-site") / "book"
-    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns("_build", "generated"))
-    env = {**os.environ, "FEDLIB_RESULTS_DIR": str(book.parent / "results")}
-    venv = Path(sys.executable).parent.parent
-    result = subprocess.run(["make", "site", f"BOOK={book}", f"VENV={venv}"],
-                            cwd=ROOT, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, (
-        f"make site failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return book
+    clone = fresh_clone(tmp_path_factory.mktemp("site-clone") / "clone")
+    run_in_clone(clone, "make", "site")
+    return clone / "book"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_in_clone
 
 from fedlib.papers import PAPERS
 
@@ -29,11 +30,32 @@ def test_book_has_every_page(built_book: Path) -> None:
     assert "fig1a-global-plateau" in scorecard and "fig2-equal-worst" in scorecard
     for page in (html / "generated").rglob("*.html"):
         text = page.read_text()
-        for unwanted in (str(ROOT), "Warning:"):
+        for unwanted in (str(ROOT), str(built_book.parent), "Warning:"):
             at = text.find(unwanted)
             assert at < 0, f"{page.name} shows {unwanted!r}: ...{text[at - 200:at + 300]}..."
     status = (html / "generated" / "status.html").read_text()
     assert "ppsgd" in status and "smoke" in status
+
+
+@pytest.mark.slow
+def test_the_book_step_builds_at_the_quick_tier_from_the_default_paths(
+        built_book: Path, tmp_path: Path) -> None:
+    """``make rebuild-all``'s book step at the default tier (quick), run in a fresh clone
+    with the default book folder and venv, on the notebooks executed at the smoke tier:
+    the step alone (its prerequisites taken as made), so that nothing is computed. The
+    navigation then comes from book/_toc.yml, passed to jupyter-book by a path that must
+    hold from the book's own folder too."""
+    clone = tmp_path / "clone"
+    shutil.copytree(built_book.parent, clone, symlinks=True)
+    shutil.rmtree(clone / "book" / "_build")
+    generated = clone / "book" / "generated"
+    (generated / "scale").write_text("quick\n")
+    run_in_clone(clone, "make", "book", "SCALE=quick", f"--old-file={generated}/scorecard.md",
+                 f"--old-file={generated}/status.md")
+    html = clone / "book" / "_build" / "html"
+    for page in ("index", *(f"generated/{p.id}" for p in PAPERS), "generated/scorecard"):
+        assert (html / f"{page}.html").is_file(), f"page {page} was not built"
+    assert "Quick tier" in (html / "index.html").read_text()
 
 
 @pytest.mark.slow

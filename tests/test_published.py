@@ -13,6 +13,7 @@ import pytest
 from test_sweeps import calls, square_runner
 
 from fedlib import published, sweeps
+from fedlib.environment import environment_description
 from fedlib.published import PublishedStore, PublishedStoreError, export, status_table
 from fedlib.sweeps import MissingRunsError, sweep
 
@@ -57,8 +58,11 @@ def test_published_runs_replace_computing_and_say_where_they_come_from(
     assert entry["rows"] == 1 and entry["wall_seconds"] >= 0 and entry["cpu_seconds"] >= 0
     assert entry["group"] == [entry_key for entry_key in [first["run_key"].iloc[0]]]
     assert "logical cores" in entry["machine"] and entry["finished"][:4].isdigit()
+    assert "extensions" in entry["machine"] and "torch kernels" in entry["machine"]
     assert len(entry["commit"]) >= 7 and entry["code_fingerprint"]
+    assert entry["environment"] == environment_description()
     status = status_table()
+    assert status["environments"].tolist() == [environment_description()]
     assert status[["experiment", "tier", "runs", "current", "stale"]].values.tolist() == [
         ["toy", "paper", 4, 4, 0]]
 

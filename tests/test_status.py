@@ -118,19 +118,22 @@ def test_values_of_a_manifest_with_markup_stay_in_their_cells(
     path = PublishedStore("toy").manifest_path
     manifest = json.loads(path.read_text())
     for entry in manifest["runs"].values():
-        entry.update(machine=HOSTILE, finished="<i>|x\n", commit="|a\n*b*`c`<b>")
+        entry.update(machine=HOSTILE, finished="<i>|x\n", commit="|a\n*b*`c`<b>",
+                     environment="lock |x| <b>\n*y*")
     path.write_text(json.dumps(manifest))
     section = "\n".join(published_section())
     page = rendered(section)
-    assert page.count("<table") == 2, page  # counts, then provenance: each fits the page
+    # counts, then provenance, then environments: each fits the page
+    assert page.count("<table") == 3, page
     rows = re.findall(r"<tr>(.*?)</tr>", page, flags=re.S)
-    assert len(rows) == 4
+    assert len(rows) == 6
     shown = {}
-    for head, body in (rows[:2], rows[2:]):
+    for head, body in (rows[:2], rows[2:4], rows[4:]):
         header, cells = re.findall(r"<th[^>]*>(.*?)</th>", head), _cells(body)
         assert len(cells) == len(header) <= 8, body
         shown.update(zip(map(text_of, header), map(text_of, cells), strict=True))
-    assert len(shown) == 13 and shown["confirmed"] == "0", shown
+    assert len(shown) == 14 and shown["confirmed"] == "0", shown
+    assert shown["environments"] == "lock |x| <b> *y*"
     assert shown["machines"] == " ".join(HOSTILE.split())
     assert shown["finished"].startswith("<i>|x")
     assert shown["commits"] == "|a *b*`c`<b>"
