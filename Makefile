@@ -36,7 +36,7 @@ EXECUTED := $(NOTEBOOKS:%=$(GEN)/%.ipynb)
 FEDLIB_SRC := $(shell find fedlib -name '*.py')
 PYTEST_ARGS ?=
 
-.PHONY: help install lock test site rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
+.PHONY: help install lock check-updates test site rebuild-all notebooks book scorecard bench lint clean publish lab FORCE
 
 help:
 	@echo "make site         render every chapter from stored runs (paper and quick tiers, nothing"
@@ -48,6 +48,7 @@ help:
 	@echo "make publish      copy the finished runs of SCALE=$(SCALE) from the local cache into data/published (commit them)"
 	@echo "make lint         ruff"
 	@echo "make lock         pin every package again (requirements/<platform>/) from pyproject.toml's ranges"
+	@echo "make check-updates  build the site with the newest versions allowed, name the upgrade that breaks it"
 	@echo "make lab          JupyterLab on notebooks/: open a chapter's .py as a notebook, run it cell by cell"
 	@echo "make clean        remove executed notebooks and the built book (keeps cached runs)"
 
@@ -105,7 +106,13 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check fedlib tests notebooks
+	$(VENV)/bin/ruff check fedlib tests notebooks requirements
+
+# Dependency drift, on purpose (not in CI): the newest versions pyproject.toml allows,
+# tried against the site in a throw-away clone and environment; the upgrade that breaks
+# it is found by halving. Nothing of this checkout changes.
+check-updates: $(STAMP)
+	$(PY) requirements/check_updates.py --torch-wheels $(TORCH_WHEELS)
 
 # The tier is part of every executed notebook's inputs: changing SCALE reruns them.
 $(GEN)/scale: FORCE
