@@ -97,8 +97,10 @@ lock:
 	    echo "locked requirements/$$name"; \
 	done
 
+# In parallel, one worker a core (pytest-xdist); the tests that read one whole-book build
+# share a worker (tests/conftest.py), so each book is built once.
 test: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 # A chapter by hand: JupyterLab serves notebooks/<id>.py as a notebook (jupytext), and
 # saving writes the .py back, the source of truth.

@@ -18,6 +18,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+SHARED_BUILDS = ("built_book", "site_book")
+"""Session fixtures that build the whole book (minutes each): under pytest-xdist every test
+that reads one runs on the same worker, so that each is built once per test run."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for build in SHARED_BUILDS:
+            if build in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(build))
+                break
+
+
 @pytest.fixture(autouse=True)
 def _isolated_caches(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets its own download and results caches, and never the network."""
@@ -91,6 +104,17 @@ def fresh_clone(destination: Path) -> Path:
     site = next((venv / "lib").glob("python3*/site-packages"))
     theirs = next((ours / "lib").glob("python3*/site-packages"))
     (site / "seeded-from-the-test-venv.pth").write_text(f"{theirs}\n")
+    # The seeded packages' commands (jupyter-book, ruff, ...), as pip would have written
+    # them for this venv: run by its own interpreter.
+    shebang = f"#!{ours / 'bin' / 'python'}".encode()
+    for script in (ours / "bin").iterdir():
+        target = venv / "bin" / script.name
+        if target.exists() or not script.is_file() or script.name.startswith("activate"):
+            continue
+        head, _, body = script.read_bytes().partition(b"\n")
+        if head.startswith(shebang) and body:
+            target.write_bytes(f"#!{venv / 'bin' / 'python'}".encode() + b"\n" + body)
+            target.chmod(0o755)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"],
                          capture_output=True, text=True)
     assert pip.returncode == 0, f"the seeded venv has no pip: {pip.stderr}"
