@@ -133,7 +133,7 @@ STORED_STEP := $(if $(filter quick,$(SCALE)),$(STORED)/%.done,$(STORED)/%.$(SCAL
 
 $(STORED)/%.done: notebooks/%.py $(FEDLIB_SRC) $(PUBLISHED_FILES) | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
-	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
+	$(PY) -m fedlib.render.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
 	    -p scale paper -p claims_dir $(STORED)
 	rm -f $(STORED)/$*.smoke $(STORED)/$*.paper
 	touch $@
@@ -145,18 +145,18 @@ TIER_NOTE_smoke := This build is of the smoke tier, which only checks that every
 TIER_NOTE_paper := This build computed the paper tier itself: its page follows.
 $(STORED)/%.$(SCALE): notebooks/%.py | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
-	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --page lead \
+	$(PY) -m fedlib.render.execute $< $(GEN)/published/$*.ipynb --page lead \
 	    --note "$(or $(TIER_NOTE_$(SCALE)),This build is of the $(SCALE) tier: its page follows.)"
 	rm -f $(STORED)/$*.done $(STORED)/$*.json $(STORED)/$*.missing
 	touch $@
 
 # One pattern rule per notebook: py:percent -> papermill-executed ipynb, its
-# parameters checked first (fedlib.execute). A failing notebook leaves its partial
+# parameters checked first (fedlib.render.execute). A failing notebook leaves its partial
 # output in $(GEN)/tmp (the scorecard then reports its old claims as stale) and
 # fails the build.
 $(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale $(STORED_STEP) | $(STAMP)
 	@mkdir -p $(GEN)/tmp $(CLAIMS)
-	$(PY) -m fedlib.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . --page tier \
+	$(PY) -m fedlib.render.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . --page tier \
 	    -p scale $(SCALE) -p claims_dir $(CLAIMS)
 	mv $(GEN)/tmp/$*.out.ipynb $@
 	rm -f $(GEN)/$*.md $(CLAIMS)/$*.missing
@@ -164,10 +164,10 @@ $(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale $(STORED_STEP) | $(STA
 notebooks: $(EXECUTED)
 
 $(GEN)/scorecard.md: $(EXECUTED) $(STAMP)
-	$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN) --markdown $@
+	$(PY) -m fedlib.render.scorecard $(CLAIMS) --runs $(GEN) --markdown $@
 
 $(GEN)/status.md: $(EXECUTED) $(STAMP)
-	$(PY) -m fedlib.status $(GEN) --output $@
+	$(PY) -m fedlib.render.status $(GEN) --output $@
 
 # --all reads every page again (seconds: the notebooks are executed already), so a label
 # that moved from one page to another does not linger in Sphinx's saved environment.
@@ -205,9 +205,9 @@ export SCORECARD_NOT_DRAWN := import sys, matplotlib; matplotlib.use("Agg"); \
 
 $(GEN)/rendered/%: notebooks/%.py FORCE | $(STAMP)
 	@mkdir -p $(STORED) $(CLAIMS) $(GEN)/published $(GEN)/rendered
-	$(PY) -m fedlib.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
+	$(PY) -m fedlib.render.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
 	    --page lead -p scale paper -p claims_dir $(STORED)
-	$(PY) -m fedlib.execute $< $(GEN)/$*.ipynb --cwd . --published-only \
+	$(PY) -m fedlib.render.execute $< $(GEN)/$*.ipynb --cwd . --published-only \
 	    --page tier -p scale $(SITE_TIER) -p claims_dir $(CLAIMS)
 	rm -f $(STORED)/$*.done $(STORED)/$*.smoke $(STORED)/$*.paper
 	touch $@
@@ -215,7 +215,7 @@ $(GEN)/rendered/%: notebooks/%.py FORCE | $(STAMP)
 site: $(SITE_PAGES) | $(STAMP)
 	@echo "$(SITE_TIER), rendered from stored runs" > $(GEN)/scale
 	@mkdir -p $(GEN)/extra/data
-	@if ! $(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN) --markdown $(GEN)/scorecard.md \
+	@if ! $(PY) -m fedlib.render.scorecard $(CLAIMS) --runs $(GEN) --markdown $(GEN)/scorecard.md \
 	        2> $(GEN)/scorecard.err; then \
 	    cat $(GEN)/scorecard.err >&2; \
 	    { echo "# Scorecard"; echo; echo "The scorecard is not drawn in this build:"; \
@@ -226,16 +226,16 @@ site: $(SITE_PAGES) | $(STAMP)
 	    $(PY) -c "$$SCORECARD_NOT_DRAWN" $(GEN)/scorecard_summary.png; \
 	fi
 	@rm -f $(GEN)/scorecard.err
-	$(PY) -m fedlib.status $(GEN) --output $(GEN)/status.md
+	$(PY) -m fedlib.render.status $(GEN) --output $(GEN)/status.md
 	$(VENV)/bin/jupyter-book build $(BOOK) --all --warningiserror --keep-going --quiet
 	@echo "site: $(BOOK)/_build/html/index.html"
 
 scorecard: $(STAMP)
-	@$(PY) -m fedlib.claims $(CLAIMS) --runs $(GEN)
+	@$(PY) -m fedlib.render.scorecard $(CLAIMS) --runs $(GEN)
 
 publish: $(STAMP)
-	$(PY) -m fedlib.published export --tier $(SCALE)
-	$(PY) -m fedlib.published status
+	$(PY) -m fedlib.runs export --tier $(SCALE)
+	$(PY) -m fedlib.runs status
 
 bench: $(STAMP)
 	$(PY) -m fedlib.bench

@@ -89,7 +89,7 @@ def results_dir() -> Path:
 
 
 def published_dir() -> Path:
-    """Published runs, committed with the project (:mod:`fedlib.published`):
+    """Published runs, committed with the project (:mod:`fedlib.runs.published`):
     ``$FEDLIB_PUBLISHED_DIR`` or ``data/published`` in the checkout."""
     return _env_path("FEDLIB_PUBLISHED_DIR", PROJECT_ROOT / "data" / "published")
 

@@ -55,8 +55,6 @@ bound_lambda = 0.5  # lambda of the Figure 2 curves (reconstructed)
 import pandas as pd
 from IPython.display import Markdown, display
 
-from fedlib.chapter import open_chapter, show_claims
-from fedlib.claims import verdict_changes
 from fedlib.papers.dpditto import bound, figures, noise_probe
 from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
@@ -68,10 +66,12 @@ from fedlib.papers.dpditto.paper_tier import (
     run_repeats,
 )
 from fedlib.papers.dpditto.settings import settings_table
-from fedlib.plots import glue_figure
-from fedlib.prose import Missing, say
-from fedlib.published import stored_runs
-from fedlib.sweeps import MissingRunsError, stored_only
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure
+from fedlib.render.prose import Missing, say
+from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.runs.published import stored_runs
+from fedlib.verdicts.claims import verdict_changes
 
 chapter = open_chapter("dpditto", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)

@@ -34,11 +34,11 @@ claims_dir = ""  # where the findings go (empty: the book's folder, which the sc
 # %%
 from IPython.display import Markdown, display
 
-from fedlib.chapter import open_chapter, show_claims
 from fedlib.frontier import claims as fr_claims
 from fedlib.frontier import experiment as fx
 from fedlib.frontier import figures as fr_figures
-from fedlib.plots import glue_figure
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure
 from fedlib.sweeps import run_parts
 
 chapter = open_chapter("frontier", scale=scale, seed=seed, device=device, workers=workers,

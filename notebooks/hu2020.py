@@ -46,14 +46,14 @@ features = "auto"  # auto | uci-561 | hapt-561 (auto: the published features whe
 # %%
 from IPython.display import Markdown, display
 
-from fedlib.chapter import open_chapter, show_claims
-from fedlib.claims import verdict_changes
 from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
 from fedlib.papers.hu2020 import figures as hu_figures
 from fedlib.papers.hu2020.paper_tier import PAPER_GRID
-from fedlib.plots import glue_figure
-from fedlib.prose import mean_of, say
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure
+from fedlib.render.prose import mean_of, say
+from fedlib.verdicts.claims import verdict_changes
 
 chapter = open_chapter("hu2020", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)

@@ -59,15 +59,23 @@ lr = 0.02  # local learning rate (the paper's value)
 # %%
 from IPython.display import Markdown, display
 
-from fedlib.chapter import open_chapter, show_claims
-from fedlib.claims import verdict_changes
 from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.papers.padpfl import figures as pad_figures
 from fedlib.papers.padpfl import studies as pad_studies
-from fedlib.plots import glue_figure
-from fedlib.prose import Missing, difference_of, estimate_of, listing, mean_of, say, status_of
-from fedlib.published import stored_runs
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure
+from fedlib.render.prose import (
+    Missing,
+    difference_of,
+    estimate_of,
+    listing,
+    mean_of,
+    say,
+    status_of,
+)
+from fedlib.runs.published import stored_runs
+from fedlib.verdicts.claims import verdict_changes
 
 chapter = open_chapter("padpfl", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)

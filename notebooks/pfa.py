@@ -52,8 +52,6 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 from scipy import stats
 
-from fedlib.chapter import open_chapter, show_claims
-from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
@@ -65,10 +63,12 @@ from fedlib.papers.pfa.paper_tier import (
     run_repeats,
     stored_figure_runs,
 )
-from fedlib.plots import glue_figure_of_parts, left_out_note
-from fedlib.prose import Missing, difference_of, listing, mean_of, say, scaled, status_of
-from fedlib.published import provenance_line, stored_runs
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure_of_parts, left_out_note
+from fedlib.render.prose import Missing, difference_of, listing, mean_of, say, scaled, status_of
+from fedlib.runs.published import provenance_line, stored_runs
 from fedlib.sweeps import run_parts
+from fedlib.verdicts.claims import verdict_changes
 
 chapter = open_chapter("pfa", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir, cpu_only=True)

@@ -56,8 +56,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from fedlib.chapter import open_chapter, show_claims
-from fedlib.claims import verdict_changes
 from fedlib.papers.ppsgd import claims, experiment, figures
 from fedlib.papers.ppsgd.paper_tier import (
     PAPER_GRID,
@@ -70,8 +68,10 @@ from fedlib.papers.ppsgd.paper_tier import (
     run_small_steps,
     settings_setup,
 )
-from fedlib.plots import glue_figure, glue_figure_of_parts
-from fedlib.prose import Missing, say
+from fedlib.render.chapter import open_chapter, show_claims
+from fedlib.render.glue import glue_figure, glue_figure_of_parts
+from fedlib.render.prose import Missing, say
+from fedlib.verdicts.claims import verdict_changes
 
 chapter = open_chapter("ppsgd", scale=scale, seed=seed, device=device, workers=workers,
                        ray_address=ray_address, claims_dir=claims_dir)

@@ -23,12 +23,19 @@ SHARED_BUILDS = ("built_book", "site_book")
 that reads one runs on the same worker, so that each is built once per test run."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests of each whole-book build, and run those groups first: each build
+    then starts at once on a worker of its own while the other tests share the rest."""
+    first = []
     for item in items:
         for build in SHARED_BUILDS:
             if build in getattr(item, "fixturenames", ()):
                 item.add_marker(pytest.mark.xdist_group(build))
+                first.append(item)
                 break
+    chosen = set(map(id, first))
+    items[:] = first + [item for item in items if id(item) not in chosen]
 
 
 @pytest.fixture(autouse=True)
@@ -124,7 +131,8 @@ def fresh_clone(destination: Path) -> Path:
 def readme_environment() -> dict[str, str]:
     """The environment a reader's command runs in: this one without the folders the tests
     point elsewhere (the clone's defaults apply), the dataset mirror kept."""
-    moved = ("FEDLIB_DATA_DIR", "FEDLIB_RESULTS_DIR", "FEDLIB_PUBLISHED_DIR", "VIRTUAL_ENV")
+    moved = ("FEDLIB_DATA_DIR", "FEDLIB_RESULTS_DIR", "FEDLIB_PUBLISHED_DIR", "VIRTUAL_ENV",
+             "PYTHONPATH")
     return {name: value for name, value in os.environ.items() if name not in moved}
 
 

@@ -97,14 +97,14 @@ def _sweep_duplicates(tmp: Path) -> object:
 
 
 def _scorecard_of(tmp: Path) -> object:
-    from fedlib.claims import checked_claims
+    from fedlib.verdicts.claims import checked_claims
 
     (tmp / "claims").mkdir()
     return checked_claims(tmp / "claims")
 
 
 def _unwritable_claims(tmp: Path) -> object:
-    from fedlib.chapter import open_chapter
+    from fedlib.render.chapter import open_chapter
 
     (tmp / "file").write_text("x")
     return open_chapter("pfa", scale="smoke", seed=0, device="cpu", workers=0, ray_address="",
@@ -153,7 +153,7 @@ def _import_call(module: str, name: str, *args, **kwargs) -> Callable[[Path], ob
 
 def _notebook_parameter(**given) -> Callable[[Path], object]:
     def call(tmp: Path) -> object:
-        from fedlib.execute import check_parameters
+        from fedlib.render.notebook import check_parameters
 
         return check_parameters(ROOT / "notebooks" / "pfa.py", given)
     return call
@@ -172,7 +172,7 @@ def _offline_switch(value: str) -> Callable[[Path], object]:
 
 def _chapter(**change) -> Callable[[Path], object]:
     def call(tmp: Path) -> object:
-        from fedlib.chapter import open_chapter
+        from fedlib.render.chapter import open_chapter
 
         args = {"scale": "smoke", "seed": 0, "device": "cpu", "workers": 0, "ray_address": "",
                 "claims_dir": tmp / "claims", **change}
@@ -188,7 +188,7 @@ def _unwritable_existing_claims(tmp: Path) -> object:
 
 def _damaged_notebook(content: bytes) -> Callable[[Path], object]:
     def call(tmp: Path) -> object:
-        from fedlib.execute import fold_code
+        from fedlib.render.execute import fold_code
 
         (tmp / "pfa.ipynb").write_bytes(content)
         return fold_code(tmp / "pfa.ipynb")
@@ -199,7 +199,7 @@ def _tier_page(scale: str) -> Callable[[Path], object]:
     def call(tmp: Path) -> object:
         import nbformat
 
-        from fedlib.execute import label_tier_page
+        from fedlib.render.execute import label_tier_page
 
         book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A chapter")])
         nbformat.write(book, str(tmp / "pfa.ipynb"))
@@ -237,20 +237,21 @@ def _toy_cache(tmp: Path, tier: str) -> None:
     """The toy runs computed into the results cache (``$FEDLIB_RESULTS_DIR``), labelled
     with ``tier`` ("" is what the Python API gives without a chapter)."""
     from fedlib import sweeps
+    from fedlib.runs import cache as run_cache
 
-    sweeps.set_tier_label(tier)
+    run_cache.set_tier_label(tier)
     try:
         sweeps.sweep("toy", TOY_CONFIGS, _toy_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
 
 
 @contextmanager
 def _toy_store(tmp: Path) -> Iterator[Any]:
     """For the block, a results cache and a published store under ``tmp`` (never the
     checkout's), the store holding the toy runs exported at the paper tier; yields its
-    :class:`fedlib.published.PublishedStore`."""
-    from fedlib.published import PublishedStore, export
+    :class:`fedlib.runs.published.PublishedStore`."""
+    from fedlib.runs.published import PublishedStore, export
 
     with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
         _toy_cache(tmp, "paper")
@@ -269,16 +270,16 @@ def _first_run(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def _printed(argv: list[str]) -> NoReturn:
-    """Run ``python -m fedlib.published`` with ``argv`` here and raise what it printed (a
+    """Run ``python -m fedlib.runs`` with ``argv`` here and raise what it printed (a
     case of what the command tells, not refuses)."""
     import io
     from contextlib import redirect_stdout
 
-    from fedlib import published
+    from fedlib.runs import __main__ as runs_cli
 
     out = io.StringIO()
     with redirect_stdout(out):
-        published.main(argv)
+        runs_cli.main(argv)
     raise RuntimeError(out.getvalue())
 
 
@@ -289,7 +290,7 @@ def _tier_out_of_folder(tmp: Path) -> object:
 
 
 def _manifest_without_groups(tmp: Path) -> object:
-    from fedlib.published import status_table
+    from fedlib.runs.published import status_table
 
     with _toy_store(tmp) as store:
         _manifest_edited(store, lambda m: m.pop("groups"))
@@ -332,8 +333,9 @@ def _export_without_tier(tmp: Path) -> object:
 def _export_unreadable_cache_file(tmp: Path) -> object:
     import warnings
 
-    from fedlib.published import export
-    from fedlib.sweeps import ResultStore, run_key
+    from fedlib.runs.cache import ResultStore
+    from fedlib.runs.keys import run_key
+    from fedlib.runs.published import export
 
     with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
         _toy_cache(tmp, "paper")
@@ -548,8 +550,8 @@ class Shown:
 def _claims_list(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from hostile import HOSTILE, rendered
 
-    from fedlib.chapter import claims_markdown
-    from fedlib.claims import Claim
+    from fedlib.render.chapter import claims_markdown
+    from fedlib.verdicts.claims import Claim
 
     return rendered(claims_markdown([Claim("pfa", "fig3-a", "HOLDS", "t", HOSTILE)]))
 
@@ -558,8 +560,8 @@ def _claims_table(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     import myst_nb
     from hostile import HOSTILE
 
-    from fedlib.claims import Claim
-    from fedlib.plots import glue_claims_table
+    from fedlib.render.glue import glue_claims_table
+    from fedlib.verdicts.claims import Claim
 
     glued = {}
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update(t=value))
@@ -572,10 +574,10 @@ def _claims_table(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def _rerun_box(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from hostile import HOSTILE
 
-    import fedlib.execute
-    from fedlib.chapter import rerun_box
+    import fedlib.render.notebook
+    from fedlib.render.chapter import rerun_box
 
-    monkeypatch.setattr(fedlib.execute, "parameter_notes",
+    monkeypatch.setattr(fedlib.render.notebook, "parameter_notes",
                         lambda source: [("seed", HOSTILE, HOSTILE)])
     return rerun_box(HOSTILE, "quick", None)
 
@@ -583,7 +585,7 @@ def _rerun_box(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def _left_out(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from hostile import HOSTILE, rendered
 
-    from fedlib.plots import left_out_note
+    from fedlib.render.glue import left_out_note
 
     return rendered(left_out_note(["fig4"], {"fig4": HOSTILE}))
 
@@ -598,7 +600,7 @@ def _toy_chapter(tmp: Path) -> Path:
 def _tier_note(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from hostile import HOSTILE, rendered
 
-    from fedlib.execute import main
+    from fedlib.render.execute import main
 
     main([str(_toy_chapter(tmp)), str(tmp / "toy.ipynb"), "--note", HOSTILE])
     return rendered((tmp / "toy.md").read_text())
@@ -609,7 +611,7 @@ def _missing_runs(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     from hostile import HOSTILE, rendered
     from papermill.exceptions import PapermillExecutionError
 
-    from fedlib.execute import execute_published
+    from fedlib.render.execute import execute_published
 
     def missing(*args, **kwargs) -> None:
         raise PapermillExecutionError(1, 1, "", "MissingRunsError", HOSTILE, [])
@@ -667,8 +669,10 @@ def test_bad_input_is_refused_naming_the_problem(case: Case, tmp_path: Path) -> 
 
 
 def test_bad_input_loses_nothing_already_written(tmp_path: Path) -> None:
-    from fedlib.claims import Claim, write_claims
-    from fedlib.sweeps import ResultStore, run_key, sweep
+    from fedlib.runs.cache import ResultStore
+    from fedlib.runs.keys import run_key
+    from fedlib.sweeps import sweep
+    from fedlib.verdicts.claims import Claim, write_claims
 
     def runner(configs):
         return [__import__("pandas").DataFrame({"y": [c["x"]]}) for c in configs]

@@ -51,7 +51,7 @@ def test_the_book_step_builds_at_the_quick_tier_from_the_default_paths(
     done = run_in_clone(clone, "make", "book", "SCALE=quick",
                         "--old-file=book/generated/scorecard.md",
                         "--old-file=book/generated/status.md")
-    assert "fedlib.execute" not in done.stdout  # the book step alone: nothing executed
+    assert "fedlib.render.execute" not in done.stdout  # the book step alone: nothing executed
     html = clone / "book" / "_build" / "html"
     for page in ("index", *(f"generated/{p.id}" for p in PAPERS), "generated/scorecard"):
         assert (html / f"{page}.html").is_file(), f"page {page} was not built"

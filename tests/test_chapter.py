@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from hostile import HOSTILE, rendered, shown_as_written, unwritable_folder
 
-from fedlib.chapter import markdown_code, markdown_text, open_chapter
-from fedlib.claims import ClaimSheet, read_claims
+from fedlib.render.chapter import open_chapter
+from fedlib.render.markdown import markdown_code, markdown_text
+from fedlib.verdicts.claims import ClaimSheet, read_claims
 
 STANDARD = dict(scale="smoke", seed=0, device="cpu", workers=0, ray_address="")
 
@@ -65,7 +66,7 @@ def test_claims_are_listed_as_written() -> None:
     pytest.importorskip("myst_parser")
     from types import SimpleNamespace
 
-    from fedlib.chapter import claims_markdown
+    from fedlib.render.chapter import claims_markdown
 
     claim = SimpleNamespace(status="HOLDS", claim_id="fig1-a``b", evidence=HOSTILE)
     page = rendered(claims_markdown([claim]))
@@ -75,10 +76,10 @@ def test_claims_are_listed_as_written() -> None:
 
 
 def test_the_rerun_box_shows_its_values_as_written(monkeypatch) -> None:
-    import fedlib.execute
-    from fedlib.chapter import rerun_box
+    import fedlib.render.notebook
+    from fedlib.render.chapter import rerun_box
 
-    monkeypatch.setattr(fedlib.execute, "parameter_notes",
+    monkeypatch.setattr(fedlib.render.notebook, "parameter_notes",
                         lambda source: [("scale", '"<b>quick</b>"', HOSTILE)])
     box = rerun_box("<script>x</script>", "quick", {"quick": 3.0})
     assert "<script>" not in box and "<b>quick" not in box
@@ -87,7 +88,7 @@ def test_the_rerun_box_shows_its_values_as_written(monkeypatch) -> None:
 
 
 def test_a_damaged_run_time_record_is_read_as_no_record(tmp_path: Path) -> None:
-    from fedlib.chapter import read_run_times, record_run_time
+    from fedlib.render.chapter import read_run_times, record_run_time
 
     record = tmp_path / "run_times.json"
     for damaged in ("[]", '{"pfa": "1 s"}', '{"pfa": {"quick": "<script>", "paper": 5}}',
@@ -120,7 +121,7 @@ def test_a_numpy_seed_is_taken_as_its_int_and_a_seed_out_of_range_is_refused(
         tmp_path: Path) -> None:
     import numpy as np
 
-    from fedlib.chapter import SEED_LIMIT
+    from fedlib.render.chapter import SEED_LIMIT
 
     for given in (np.int64(3), np.uint32(3), 3):
         chapter = open_chapter("pfa", **{**STANDARD, "seed": given}, claims_dir=tmp_path)
@@ -140,8 +141,8 @@ def test_a_numpy_seed_is_taken_as_its_int_and_a_seed_out_of_range_is_refused(
 
 def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Path) -> None:
     pytest.importorskip("myst_nb")
-    from fedlib.claims import write_claims
-    from fedlib.plots import glue_claims_table
+    from fedlib.render.glue import glue_claims_table
+    from fedlib.verdicts.claims import write_claims
 
     published = tmp_path / "claims" / "published"
     published.mkdir(parents=True)
@@ -154,7 +155,7 @@ def test_the_claims_table_puts_the_published_tier_beside_this_build(tmp_path: Pa
     sheet.exact("fig2-a", True, "a claim", "1 < 2")
     sheet.not_run("fig3-b", "a claim not run", "no data offline")
     chapter.write_claims(sheet.claims)
-    from fedlib.claims import stored_tier_claims
+    from fedlib.verdicts.claims import stored_tier_claims
 
     table = glue_claims_table("t", sheet.claims, stored_tier_claims(tmp_path / "claims",
                                                                     sheet.claims))
@@ -188,7 +189,7 @@ def test_a_render_from_stored_runs_records_no_run_time(tmp_path: Path, monkeypat
 
 
 def test_every_figure_and_table_caption_opens_with_its_tier() -> None:
-    from fedlib.chapter import badge_captions, tier_badge
+    from fedlib.render.markdown import badge_captions, tier_badge
 
     page = ("Text with a {glue:figure} word.\n\n"
             "```{glue:figure} a\n:name: fig-a\n:figwidth: 90%\n\n$x$ against rounds.\n\n"
@@ -208,7 +209,7 @@ def test_every_figure_and_table_caption_opens_with_its_tier() -> None:
 
 
 def test_a_tier_badge_shows_the_tier_as_written() -> None:
-    from fedlib.chapter import tier_badge, with_tier_caption
+    from fedlib.render.markdown import tier_badge, with_tier_caption
 
     assert tier_badge("<b>x</b>") == ('<span class="tier-badge tier-bxb">&lt;b&gt;x&lt;/b&gt; '
                                       "tier</span>")

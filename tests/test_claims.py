@@ -9,13 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-from fedlib.claims import (
+from fedlib.render.scorecard import scorecard_markdown
+from fedlib.verdicts.claims import (
     PAPERS,
     Claim,
     ClaimSheet,
     ScorecardError,
     checked_claims,
-    scorecard_markdown,
     scorecard_text,
     write_claims,
 )
@@ -43,7 +43,7 @@ COUNTS = "{} hold, {} fail, 0 inconclusive, 0 not testable, {} not run"
 
 
 def _scorecard(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fedlib.claims", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "fedlib.render.scorecard", *map(str, args)],
                           capture_output=True, text=True)
 
 
@@ -134,7 +134,7 @@ def test_missing_claims_folder_is_a_clear_error(tmp_path) -> None:
 
 
 def test_a_claim_sheet_spells_every_verdict_one_way() -> None:
-    from fedlib.verdicts import Comparison
+    from fedlib.verdicts.compare import Comparison
 
     sheet = ClaimSheet("dpditto", "smoke")
     sheet.exact("x", True, "t", "e")
@@ -166,7 +166,7 @@ def test_a_claim_sheet_spells_every_verdict_one_way() -> None:
 def test_scorecard_rows_link_to_the_figure_a_claim_is_about(tmp_path) -> None:
     import json as _json
 
-    from fedlib.claims import chapter_labels, claim_anchor
+    from fedlib.render.anchors import chapter_labels, claim_anchor
 
     notebook = tmp_path / "hu2020.ipynb"
     notebook.write_text(_json.dumps({"cells": [
@@ -186,7 +186,7 @@ def test_scorecard_rows_link_to_the_figure_a_claim_is_about(tmp_path) -> None:
 def test_scorecard_page_summary_figure_and_rows(tmp_path) -> None:
     import pandas as pd
 
-    from fedlib.claims import summary_figure
+    from fedlib.render.scorecard import summary_figure
 
     _every_paper(tmp_path)
     claims = checked_claims(tmp_path)
@@ -204,7 +204,7 @@ def test_scorecard_page_summary_figure_and_rows(tmp_path) -> None:
 
 
 def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
-    from fedlib.claims import stored_tier_claims
+    from fedlib.verdicts.claims import stored_tier_claims
 
     _every_paper(tmp_path)
     claims = checked_claims(tmp_path)
@@ -246,7 +246,7 @@ def test_the_published_tier_stands_beside_the_builds_own(tmp_path) -> None:
 
 
 def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
-    from fedlib.claims import tier_comparison
+    from fedlib.verdicts.claims import tier_comparison
 
     def sheet(scale: str, verdicts: dict[str, bool | None]) -> list[Claim]:
         s = ClaimSheet("pfa", scale)
@@ -286,7 +286,8 @@ def test_tier_comparison_counts_agreement_and_explains_every_flip() -> None:
 
 def test_the_tallies_count_the_papers_claims_only_the_same_set_at_every_tier(tmp_path
                                                                           ) -> None:
-    from fedlib.claims import aligned_tiers, summary_figure
+    from fedlib.render.scorecard import summary_figure
+    from fedlib.verdicts.claims import aligned_tiers
 
     quick, paper = ClaimSheet("pfa", "quick"), ClaimSheet("pfa", "paper")
     _put(quick, "a", True, "claim a", "1")
@@ -336,7 +337,7 @@ def test_an_asterisk_between_words_reads_as_written_and_emphasis_stays() -> None
     in italics; an asterisk already escaped, and emphasis meant as such, are kept."""
     from markdown_it import MarkdownIt
 
-    from fedlib.claims import literal_asterisks
+    from fedlib.verdicts.claims import literal_asterisks
 
     md = MarkdownIt()
     note = "alpha*Q = 0 ends below alpha*Q = inf; (a)*(b) and 2*3, a *stressed* word, **bold**"
@@ -348,7 +349,7 @@ def test_an_asterisk_between_words_reads_as_written_and_emphasis_stays() -> None
 
 
 def test_verdict_changes_are_listed_with_restated_claims() -> None:
-    from fedlib.claims import verdict_changes
+    from fedlib.verdicts.claims import verdict_changes
 
     sheet = ClaimSheet("padpfl", "quick")
     sheet.exact("a", True, "t", "e")
@@ -367,7 +368,7 @@ def test_verdict_changes_are_listed_with_restated_claims() -> None:
 
 
 def test_a_damaged_claims_file_is_named_with_how_to_get_it_again(tmp_path) -> None:
-    from fedlib.claims import load_claims, read_claims, stored_tier_claims
+    from fedlib.verdicts.claims import load_claims, read_claims, stored_tier_claims
 
     _every_paper(tmp_path)
     (tmp_path / "pfa.json").write_text('[{"paper": "pfa", "claim_')
@@ -406,7 +407,7 @@ def test_an_interrupted_run_left_as_a_partial_notebook_makes_its_claims_stale(tm
 
 
 def test_a_finding_stays_a_finding_at_a_tier_that_was_not_rendered(tmp_path) -> None:
-    from fedlib.claims import stored_tier_claims
+    from fedlib.verdicts.claims import stored_tier_claims
 
     (tmp_path / "published").mkdir()
     (tmp_path / "published" / "pfa.missing").write_text("3 of 9 runs are missing\n")
@@ -420,7 +421,7 @@ def test_a_finding_stays_a_finding_at_a_tier_that_was_not_rendered(tmp_path) -> 
 
 def test_a_chapter_whose_own_tier_is_not_stored_is_listed_from_its_stored_tier(
         tmp_path) -> None:
-    from fedlib.claims import stored_tier_claims
+    from fedlib.verdicts.claims import stored_tier_claims
 
     _every_paper(tmp_path)
     (tmp_path / "pfa.json").unlink()

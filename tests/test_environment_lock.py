@@ -5,8 +5,8 @@ from __future__ import annotations
 from importlib import metadata
 from pathlib import Path
 
-from fedlib import environment
-from fedlib.environment import (
+from fedlib.runs import environment
+from fedlib.runs.environment import (
     differences_from_lock,
     environment_description,
     lock_digest,

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from hostile import HOSTILE, rendered, shown_as_written
 
-from fedlib import execute as ex
+from fedlib.render import execute as ex
 
 TOY = '''# ---
 # jupyter:
@@ -191,7 +191,7 @@ def test_the_page_of_a_tier_whose_runs_are_missing_shows_the_reason_as_written(
                                 {"scale": "paper`<b>", "claims_dir": str(claims)}) == 0
     page = rendered((tmp_path / "toy.md").read_text())
     assert shown_as_written(page, reason, allowed={"h1", "code"}) and page.count("<h1>") == 1
-    assert "<code>.venv/bin/python -m fedlib.execute notebooks/toy.py out.ipynb -p scale " \
+    assert "<code>.venv/bin/python -m fedlib.render.execute notebooks/toy.py out.ipynb -p scale " \
            "paper`&lt;b&gt;</code>" in page
     assert not (tmp_path / "toy.ipynb").exists()
 

@@ -7,16 +7,11 @@ import re
 
 import pytest
 
-from fedlib.claims import Claim, ClaimSheet, aligned_tiers, scorecard_markdown, stored_tier_claims
-from fedlib.findings import Links as FindingLinks
-from fedlib.findings import (
-    context,
-    findings_markdown,
-    measure,
-    measures,
-    paper_findings,
-)
-from fedlib.verdicts import Comparison, combine, near_value
+from fedlib.render.findings import Links as FindingLinks
+from fedlib.render.findings import context, findings_markdown, measure, measures, paper_findings
+from fedlib.render.scorecard import scorecard_markdown
+from fedlib.verdicts.claims import Claim, ClaimSheet, aligned_tiers, stored_tier_claims
+from fedlib.verdicts.compare import Comparison, combine, near_value
 
 SEEDS = (0, 1, 2)
 

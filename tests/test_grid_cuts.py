@@ -9,8 +9,8 @@ from dataclasses import dataclass, fields
 
 import pytest
 
-from fedlib.grid_cuts import GridCut, PaperGrid, cut_paper_grid
-from fedlib.sweeps import code_files
+from fedlib.runs.grid_cuts import GridCut, PaperGrid, cut_paper_grid
+from fedlib.runs.keys import code_files
 
 CUT_PAPERS = ("dpditto", "hu2020", "pfa", "ppsgd")
 
@@ -134,7 +134,7 @@ def test_the_cuts_touch_the_paper_tier_only_and_only_the_fields_they_name(paper)
 def test_quick_repeats_change_the_quick_tier_only() -> None:
     from dataclasses import dataclass
 
-    from fedlib.grid_cuts import GridCut, PaperGrid
+    from fedlib.runs.grid_cuts import GridCut, PaperGrid
 
     @dataclass(frozen=True)
     class Setup:
@@ -156,4 +156,4 @@ def test_editing_a_cut_never_changes_a_run_key(paper):
     files = code_files(f"fedlib.papers.{paper}.experiment")
     assert f"papers/{paper}/experiment.py" in files
     assert f"papers/{paper}/paper_tier.py" not in files
-    assert "grid_cuts.py" not in files
+    assert "runs/grid_cuts.py" not in files

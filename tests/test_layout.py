@@ -8,7 +8,7 @@ Concerns, and what each may import (besides the standard library and other packa
 - mechanics (``nn/``, ``privacy/``, ``checkpoints``): the base, data, mechanics;
 - runs (``runs/``, and ``sweeps``, the executor): the base and runs; never a paper or a
   judgement or a page (a runner is imported by the name a manifest records, at run time);
-- ``verdicts/``: the base, runs and verdicts;
+- ``verdicts/``: the base, runs, verdicts and the papers' registry;
 - ``render/`` (what a chapter does around its content): the base, runs, verdicts, render
   and the papers' registry (``fedlib.papers``);
 - science (``papers/<id>/``, ``frontier/``): the computing roles (algorithms, experiment
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import fedlib
-from fedlib.sweeps import code_files
+from fedlib.runs.keys import code_files
 
 PACKAGE = Path(fedlib.__file__).resolve().parent
 
@@ -67,7 +67,7 @@ MAY_IMPORT = {
     "data": {"base", "data"},
     "mechanics": {"base", "data", "mechanics"},
     "runs": {"base", "runs"},
-    "verdicts": {"base", "runs", "verdicts"},
+    "verdicts": {"base", "runs", "verdicts", "registry"},
     "render": {"base", "runs", "verdicts", "render", "registry"},
     "registry": {"base", "registry"},
     "computing": {"base", "data", "mechanics", "computing", "runs", "registry"},

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import machine
-from fedlib.machine import ROUNDING, SPREAD_FACTOR, compare_runs, same_machine, seed_spread
+from fedlib.runs import machine
+from fedlib.runs.machine import ROUNDING, SPREAD_FACTOR, compare_runs, same_machine, seed_spread
 
 
 def _run(accuracy: list[float], clients: list[int] | None = None,

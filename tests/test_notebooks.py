@@ -9,9 +9,9 @@ import jupytext
 import papermill
 import pytest
 
-from fedlib.claims import COMPANION_CHAPTERS, read_claims
 from fedlib.papers import PAPERS
-from fedlib.verdicts import STATUSES
+from fedlib.verdicts.claims import COMPANION_CHAPTERS, read_claims
+from fedlib.verdicts.compare import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [ROOT / p.notebook for p in PAPERS]
@@ -78,7 +78,7 @@ def test_a_misspelt_parameter_is_refused_before_anything_runs(source: Path, tmp_
     import subprocess
     import sys
 
-    from fedlib.execute import check_parameters, declared_parameters
+    from fedlib.render.notebook import check_parameters, declared_parameters
 
     declared = declared_parameters(source)
     assert {"scale", "seed", "device", "workers", "ray_address", "claims_dir"} <= set(declared)
@@ -87,14 +87,15 @@ def test_a_misspelt_parameter_is_refused_before_anything_runs(source: Path, tmp_
         check_parameters(source, {"scael": "smoke"})
     output = tmp_path / "out.ipynb"
     result = subprocess.run(
-        [sys.executable, "-m", "fedlib.execute", str(source), str(output), "-p", "sede", "3"],
+        [sys.executable, "-m", "fedlib.render.execute", str(source), str(output), "-p", "sede",
+         "3"],
         capture_output=True, text=True)
     assert result.returncode == 2 and "Nothing was run" in result.stderr
     assert not output.exists()
 
 
 def test_command_line_values_are_typed_as_papermill_types_them() -> None:
-    from fedlib.execute import parse_value
+    from fedlib.render.notebook import parse_value
 
     assert [parse_value(v) for v in ("3", "0.5", "True", "None", "quick", "1e-5")] == [
         3, 0.5, True, None, "quick", 1e-5]

@@ -12,7 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from hostile import HOSTILE, rendered, shown_as_written  # noqa: E402
 
-from fedlib.plots import figure_table, glue_figure, keep_figure_data  # noqa: E402
+from fedlib.render import glue
+from fedlib.render.glue import figure_table, glue_figure, keep_figure_data
 
 
 def _figure() -> plt.Figure:
@@ -62,7 +63,6 @@ def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -
     pytest.importorskip("myst_nb")
     import myst_nb
 
-    import fedlib.plots as plots
 
     glued: dict[str, object] = {}
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))
@@ -72,10 +72,10 @@ def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -
         drawn.append(1)
         return _figure()
 
-    plots.glue_figure_of_parts("fig4", ["fig4", "fig3"], {"fig4": "3 of 5 runs missing"}, draw)
+    glue.glue_figure_of_parts("fig4", ["fig4", "fig3"], {"fig4": "3 of 5 runs missing"}, draw)
     assert not drawn and glued["fig4"].data.startswith(
         "Not drawn: the runs of `fig4` (3 of 5 runs missing) are not on this page")
-    plots.glue_figure_of_parts("fig3", ["fig3"], {"fig4": "3 of 5 runs missing"}, draw)
+    glue.glue_figure_of_parts("fig3", ["fig3"], {"fig4": "3 of 5 runs missing"}, draw)
     assert drawn == [1] and isinstance(glued["fig3"], plt.Figure)
     assert not plt.get_fignums()
 
@@ -83,9 +83,7 @@ def test_a_figure_whose_runs_were_left_out_is_a_note_saying_which(monkeypatch) -
 
 def test_a_left_out_note_shows_names_and_reasons_as_written() -> None:
     pytest.importorskip("myst_parser")
-    import fedlib.plots as plots
-
-    page = rendered(plots.left_out_note(["fig`4"], {"fig`4": HOSTILE}))
+    page = rendered(glue.left_out_note(["fig`4"], {"fig`4": HOSTILE}))
     assert shown_as_written(page, allowed={"code"}) and "<code>fig`4</code>" in page
     assert page.count("<code>") == 1
 
@@ -119,8 +117,8 @@ def test_the_claims_table_escapes_every_value(monkeypatch) -> None:
     pytest.importorskip("myst_nb")
     import myst_nb
 
-    from fedlib.claims import Claim
-    from fedlib.plots import glue_claims_table
+    from fedlib.render.glue import glue_claims_table
+    from fedlib.verdicts.claims import Claim
 
     glued = {}
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))

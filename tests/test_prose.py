@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.chapter import markdown_text
-from fedlib.claims import Claim
-from fedlib.prose import (
+from fedlib.render.markdown import markdown_text
+from fedlib.render.prose import (
     NOT_RUN,
     Missing,
     claim_of,
@@ -27,7 +26,8 @@ from fedlib.prose import (
     sign_word,
     status_of,
 )
-from fedlib.verdicts import Estimate
+from fedlib.verdicts.claims import Claim
+from fedlib.verdicts.compare import Estimate
 
 
 def test_numbers_are_formatted_with_their_spec_and_escaped():

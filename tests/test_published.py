@@ -12,10 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from test_sweeps import calls, square_runner
 
-from fedlib import published, sweeps
-from fedlib.environment import environment_description
-from fedlib.published import PublishedStore, PublishedStoreError, export, status_table
-from fedlib.sweeps import MissingRunsError, sweep
+from fedlib.runs import cache as run_cache
+from fedlib.runs import keys as run_keys
+from fedlib.runs import published
+from fedlib.runs.cache import MissingRunsError
+from fedlib.runs.environment import environment_description
+from fedlib.runs.published import PublishedStore, PublishedStoreError, export, status_table
+from fedlib.sweeps import sweep
 
 CONFIGS = [{"x": x} for x in range(4)]
 
@@ -33,11 +36,11 @@ def _fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> 
 
 
 def _computed(tier: str = "paper") -> pd.DataFrame:
-    sweeps.set_tier_label(tier)
+    run_cache.set_tier_label(tier)
     try:
         return sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
 
 
 def test_published_runs_replace_computing_and_say_where_they_come_from(
@@ -86,7 +89,7 @@ def test_a_code_change_makes_published_runs_stale_and_they_are_computed(
     _fresh_cache(tmp_path, monkeypatch, "elsewhere")
     log = Path(str(tmp_path / "calls.log"))
     before = len(calls(log))
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited library")
     sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
     assert len(calls(log)) == before + 4
     status = status_table().iloc[0]
@@ -101,13 +104,13 @@ def test_prune_removes_the_stale_runs_and_keeps_the_current_ones(
     first = _computed()
     export("toy", "paper")
     assert PublishedStore("toy").prune() == 0
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited library")
     _fresh_cache(tmp_path, monkeypatch, "after-the-edit")
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         second = sweep("toy", CONFIGS[:2], square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     export("toy", "paper")
     store = PublishedStore("toy")
     assert len(store.runs()) == 6
@@ -132,7 +135,7 @@ def test_stale_status_names_the_files_that_changed(store_root: Path, tmp_path: P
     files = manifest["modules"]["test_sweeps"]["files"]
     files["nn/dpsgd.py"] = "0" * 16  # as if the engine had been edited since
     manifest_path.write_text(json.dumps(manifest))
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited library")
     published._stale_files.cache_clear()
     assert status_table().iloc[0]["changed since"] == "nn/dpsgd.py"
 
@@ -238,8 +241,9 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
 
     def render() -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "fedlib.execute", str(source), str(tmp_path / "out.ipynb"),
-             "--published-only", "-p", "scale", "paper", "-p", "claims_dir", str(claims)],
+            [sys.executable, "-m", "fedlib.render.execute", str(source),
+             str(tmp_path / "out.ipynb"), "--published-only", "-p", "scale", "paper", "-p",
+             "claims_dir", str(claims)],
             capture_output=True, text=True, cwd=tmp_path)
 
     result = render()
@@ -251,11 +255,11 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
     assert note.startswith("# A toy chapter: the paper tier\n")
     assert "3 of 3 runs of toy are neither cached nor published" in note
     assert not Path(str(tmp_path / "calls.log")).exists()  # nothing was computed
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         sweep("toy", [{"x": x} for x in range(3)], square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     export("toy", "paper")
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "empty-cache"))
     result = render()
@@ -275,9 +279,9 @@ def test_rendering_from_stored_runs_marks_a_chapter_whose_runs_are_missing(
 
 def test_a_chapter_says_where_the_runs_on_its_page_come_from(
         store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fedlib.chapter import provenance_box
+    from fedlib.render.chapter import provenance_box
 
-    swept = sweeps.record_swept_runs()
+    swept = run_cache.record_swept_runs()
     try:
         first = _computed()
         _computed()  # the same runs again are listed once
@@ -288,7 +292,7 @@ def test_a_chapter_says_where_the_runs_on_its_page_come_from(
         assert "Tier of this page: <b>paper</b>" in box
         assert "4 of 4 runs come from the published paper tier" in box
     finally:
-        sweeps._SWEPT.set(None)
+        run_cache._SWEPT.set(None)
 
 
 def test_the_manifest_writes_shared_provenance_once_and_one_run_per_line(
@@ -326,13 +330,13 @@ def test_a_published_config_reads_back_its_non_finite_floats() -> None:
     assert config["alpha"] == float("inf") and config["low"] == float("-inf")
     assert config["gap"] != config["gap"] and config["name"] == "authors"
     assert config["grid"] == [1.0, float("inf")] and config["nested"] == {"eps": float("inf")}
-    assert sweeps.run_key(config) == sweeps.run_key(entry["config"])
+    assert run_keys.run_key(config) == run_keys.run_key(entry["config"])
 
 
 def test_the_tier_page_prefixes_section_labels_and_references_to_them(tmp_path: Path) -> None:
     import nbformat
 
-    from fedlib.execute import label_tier_page
+    from fedlib.render.execute import label_tier_page
 
     book = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# A toy chapter\n\n(toy-grid)=\n## The grid"),

@@ -11,9 +11,12 @@ import pytest
 import test_sweeps
 from test_sweeps import calls, square_runner
 
-from fedlib import published, published_confirm, sweeps
-from fedlib.published import PublishedStore, export, status_table
-from fedlib.published_confirm import ConfirmationError, confirm
+from fedlib.runs import cache as run_cache
+from fedlib.runs import confirm as published_confirm
+from fedlib.runs import keys as run_keys
+from fedlib.runs import published
+from fedlib.runs.confirm import ConfirmationError, confirm
+from fedlib.runs.published import PublishedStore, export, status_table
 from fedlib.sweeps import sweep
 
 CONFIGS = [{"x": x} for x in range(4)]
@@ -25,11 +28,11 @@ def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     monkeypatch.setattr(published, "commit_description", lambda: "c" * 40)
     export("toy", "paper")
     return root
@@ -40,7 +43,7 @@ def _edit_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
     def edited(module: str | None = None) -> str:
         return "edited library"
 
-    for where in (sweeps, published, published_confirm):
+    for where in (run_keys, published, published_confirm):
         monkeypatch.setattr(where, "code_fingerprint", edited)
 
 
@@ -59,14 +62,14 @@ def test_runs_whose_recomputation_is_identical_are_entered_under_their_new_keys(
     after = PublishedStore("toy").runs()
     assert set(after).isdisjoint(before)
     for entry in before.values():
-        new = sweeps.run_key(entry["config"], entry["module"])
+        new = run_keys.run_key(entry["config"], entry["module"])
         carried = after[new]
         assert carried["sha256"] == entry["sha256"] and carried["commit"] == "c" * 40
         assert carried["finished"] == entry["finished"] and carried["group"] == [new]
         assert carried["code_fingerprint"] == "edited library"
         assert "3 sampled groups computed again" in carried["confirmed"]
     # A second edit, confirmed in turn: the note keeps the first confirmation.
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited again")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited again")
     monkeypatch.setattr(published, "code_fingerprint", lambda module=None: "edited again")
     monkeypatch.setattr(published_confirm, "code_fingerprint", lambda m=None: "edited again")
     assert confirm("toy", log=lambda line: None).confirmed == 4
@@ -123,11 +126,11 @@ def test_current_runs_and_runs_already_computed_again_are_left_alone(
     done = confirm("toy", log=lambda line: None)
     assert (done.stale, done.confirmed, done.recomputed) == (0, 0, [])
     _edit_the_library(monkeypatch)
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:  # x = 0 computed again with the edited code and published beside the old run
         sweep("toy", CONFIGS[:1], square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     export("toy", "paper")
     done = confirm("toy", groups=4, log=lambda line: None)
     assert (done.stale, done.confirmed) == (4, 3)
@@ -210,12 +213,12 @@ def test_runs_computed_on_a_gpu_are_confirmed_only_where_torch_sees_one(
     and said so, while the others are carried over; with one they are checked in turn."""
     import torch
 
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         sweep("toy", [{"x": x, "device": "cuda"} for x in (10, 11)], square_runner,
               workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     export("toy", "paper")
     _edit_the_library(monkeypatch)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

@@ -20,9 +20,14 @@ import pyarrow.parquet as pq
 import pytest
 from test_sweeps import calls, square_runner
 
-from fedlib import paths, published, sweeps
-from fedlib.published import PublishedStore, PublishedStoreError, export, status_table
-from fedlib.sweeps import MissingRunsError, ResultStore, sweep
+from fedlib import paths
+from fedlib.runs import __main__ as runs_cli
+from fedlib.runs import cache as run_cache
+from fedlib.runs import keys as run_keys
+from fedlib.runs import published
+from fedlib.runs.cache import MissingRunsError, ResultStore
+from fedlib.runs.published import PublishedStore, PublishedStoreError, export, status_table
+from fedlib.sweeps import sweep
 
 CONFIGS = [{"x": x} for x in range(4)]
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,11 +43,11 @@ def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _computed(configs: list[dict] = CONFIGS, tier: str = "paper",
               experiment: str = "toy") -> pd.DataFrame:
-    sweeps.set_tier_label(tier)
+    run_cache.set_tier_label(tier)
     try:
         return sweep(experiment, configs, square_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
 
 
 def _published(store_root: Path, experiment: str = "toy") -> pd.DataFrame:
@@ -79,10 +84,11 @@ import sys
 import time
 from pathlib import Path
 
-from fedlib import published, sweeps
+from fedlib.runs import keys as run_keys
+from fedlib.runs import published
 
 # The parent's run keys, whatever happens to the source meanwhile.
-sweeps.code_fingerprint = lambda module=None: "fixed"
+run_keys.code_fingerprint = lambda module=None: "fixed"
 mine, everyone = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
 original = published.commit_description
 
@@ -106,7 +112,7 @@ print(published.export("toy", "paper")[0])
 def test_two_exports_into_one_experiment_at_once_keep_every_run(
         store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     caches, keys = [tmp_path / "cache-a", tmp_path / "cache-b"], set()
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "fixed")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "fixed")
     for cache, configs in zip(caches, [CONFIGS, [{"x": x} for x in range(4, 8)]],
                               strict=True):
         monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(cache))
@@ -358,7 +364,7 @@ def test_a_write_removes_the_leftovers_of_an_interrupted_export_and_git_ignores_
     leftover = store_root / "toy" / ".paper.parquet.k3j_x9ab.tmp"
     leftover.write_bytes(b"half a table")
     assert published.leftovers() == {"toy": [leftover]}
-    published.main(["status"])
+    runs_cli.main(["status"])
     assert "toy: 1 file left by an interrupted export" in capsys.readouterr().out
     _computed([{"x": 5}])
     export("toy", "paper")
@@ -382,7 +388,7 @@ def test_a_write_removes_the_leftovers_of_an_interrupted_export_and_git_ignores_
 
 
 def test_the_status_page_mentions_leftovers(store_root: Path) -> None:
-    from fedlib.status import published_section
+    from fedlib.render.status import published_section
 
     _published(store_root)
     (store_root / "toy" / ".manifest.json.abc.tmp").write_text("{")
@@ -399,7 +405,7 @@ def test_export_says_how_many_cached_runs_of_other_tiers_it_left_out(
     report = export("toy", "paper")
     assert report[:3] == (0, 0, 0)
     assert report.other_tiers == {"": 4, "quick": 1}
-    assert published.main(["export", "--tier", "paper", "toy"]) == 0
+    assert runs_cli.main(["export", "--tier", "paper", "toy"]) == 0
     out = capsys.readouterr().out
     assert ("toy: 4 cached runs have no tier (computed through the Python API without a "
             "tier): not exported") in out
@@ -416,7 +422,7 @@ def test_export_names_an_unreadable_cache_file_and_what_to_do(
         report = export("toy", "paper")
     assert report[:2] == (3, 3) and report.unreadable == [broken]
     with pytest.warns(RuntimeWarning, match="cannot be read"):
-        published.main(["export", "--tier", "paper", "toy"])
+        runs_cli.main(["export", "--tier", "paper", "toy"])
     assert "toy: 1 cached file cannot be read: not exported" in capsys.readouterr().out
 
 

@@ -16,8 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import published, status
-from fedlib.published import (
+from fedlib.render import status
+from fedlib.runs import __main__ as runs_cli
+from fedlib.runs import published
+from fedlib.runs.keys import content_digest, run_key
+from fedlib.runs.published import (
     PUBLISHED_LAYOUT,
     PublishedStore,
     PublishedStoreError,
@@ -26,7 +29,6 @@ from fedlib.published import (
     provenance_line,
     status_table,
 )
-from fedlib.sweeps import content_digest, run_key
 
 LEGACY = "fedlib-published/2"
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,15 +202,15 @@ def test_the_compact_command_reports_sizes(store_root: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     store = _store(store_root)
     legacy_size = len(json.dumps(_write_legacy(store)))
-    assert published.main(["compact", "toy"]) == 0
+    assert runs_cli.main(["compact", "toy"]) == 0
     after = store.manifest_path.stat().st_size
     assert capsys.readouterr().out == (
         f"toy: manifest written in {PUBLISHED_LAYOUT}, {legacy_size} -> {after} bytes\n")
-    assert published.main(["compact"]) == 0
+    assert runs_cli.main(["compact"]) == 0
     assert capsys.readouterr().out == (
         f"toy: manifest {after} bytes, already written in {PUBLISHED_LAYOUT}\n")
     with pytest.raises(SystemExit, match="nothing is published for 'none'"):
-        published.main(["compact", "none"])
+        runs_cli.main(["compact", "none"])
 
 
 # Hostile records and references ------------------------------------------------------------

@@ -12,11 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import published_rows, sweeps
 from fedlib.papers.ppsgd import claims, experiment, paper_tier
-from fedlib.published import PublishedStore, export
-from fedlib.published_rows import KeptRowsError, KeptSteps, kept_rows, log_linear_grid
-from fedlib.sweeps import ResultStore, sweep
+from fedlib.runs import cache as run_cache
+from fedlib.runs import keys as run_keys
+from fedlib.runs import rows as published_rows
+from fedlib.runs.cache import ResultStore
+from fedlib.runs.published import PublishedStore, export
+from fedlib.runs.rows import KeptRowsError, KeptSteps, kept_rows, log_linear_grid
+from fedlib.sweeps import sweep
 
 
 def _run_table(last: int, first: int = 1) -> pd.DataFrame:
@@ -83,7 +86,7 @@ def test_the_settings_sweep_runs_at_its_largest_noise_level_are_kept_whole() -> 
     # over step sizes at an iteration is taken over every step or none).
     assert claims.walked_step_by_step(other_step, "paper")
     # As the manifest writes a config (non-finite floats as text), the same answer.
-    assert claims.walked_step_by_step(sweeps._canonical(loud), "paper")
+    assert claims.walked_step_by_step(run_keys._canonical(loud), "paper")
 
 
 def test_tables_the_rule_cannot_read_are_refused() -> None:
@@ -139,11 +142,11 @@ CURVE_CONFIGS = [{"length": 30, "scale": 1.0}, {"length": 17, "scale": 2.0}]
 
 def test_export_publishes_the_kept_rows_and_a_stored_only_sweep_reads_them(
         curves_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         full = sweep("curves", CURVE_CONFIGS, curve_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     assert export("curves", "paper")[:2] == (2, 2)
     manifest = (curves_store / "published" / "curves" / "manifest.json").read_bytes()
     runs = PublishedStore("curves").runs()
@@ -158,18 +161,18 @@ def test_export_publishes_the_kept_rows_and_a_stored_only_sweep_reads_them(
     assert (curves_store / "published" / "curves" / "manifest.json").read_bytes() == manifest
     # Another machine, empty cache: the sweep reads the published (kept) rows.
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(curves_store / "elsewhere"))
-    with sweeps.stored_only():
+    with run_cache.stored_only():
         again = sweep("curves", CURVE_CONFIGS, curve_runner, workers=1, progress=False)
     assert sorted(again["iteration"].unique()) == [1, 5, 10, 17, 30]
 
 
 def test_an_export_whose_rule_would_drop_a_read_step_writes_nothing(
         curves_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         sweep("curves", CURVE_CONFIGS, curve_runner, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     monkeypatch.setattr(f"{__name__}.CURVE_ROWS", replace(CURVE_ROWS, reads=lambda last: {7}))
     with pytest.raises(KeptRowsError, match="iteration 7"):
         export("curves", "paper")

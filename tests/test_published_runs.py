@@ -1,7 +1,7 @@
 """The project's published runs are what its code computes today: for every chapter,
 the cheapest of its published runs is computed again on its own (a run's result does not
 depend on the runs batched with it) and compared with what is published (on the rows a
-published run keeps, :mod:`fedlib.published_rows`); an experiment
+published run keeps, :mod:`fedlib.runs.rows`); an experiment
 whose published runs are all stale fails, naming what changed."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from fedlib.data.errors import DatasetUnavailableError
-from fedlib.machine import Comparison, compare_runs, same_machine, seed_spread
-from fedlib.published import (
+from fedlib.runs.machine import Comparison, compare_runs, same_machine, seed_spread
+from fedlib.runs.published import (
     PublishedStore,
     config_of,
     is_current,
@@ -22,7 +22,7 @@ from fedlib.published import (
     seed_siblings,
     status_table,
 )
-from fedlib.published_rows import kept_rows
+from fedlib.runs.rows import kept_rows
 
 EXPERIMENTS = published_experiments()
 
@@ -103,7 +103,7 @@ def test_every_published_experiment_has_current_runs(experiment: str) -> None:
         row = status[status["experiment"] == experiment]
         pytest.fail(f"every published run of {experiment} is stale (changed since: "
                     f"{', '.join(row['changed since'])}): compute them again and export "
-                    "them (python -m fedlib.published export), or remove them")
+                    "them (python -m fedlib.runs export), or remove them")
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The book's status page (:mod:`fedlib.status`): executed notebooks that are damaged or
+"""The book's status page (:mod:`fedlib.render.status`): executed notebooks that are damaged or
 did not finish, and values from notebooks and manifests that hold markup."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import pytest
 from hostile import HOSTILE, MARKUP, rendered, text_of
 
 from fedlib import sweeps
-from fedlib.execute import UNFINISHED_TAG
-from fedlib.published import PublishedStore, export
-from fedlib.status import notebook_runs, published_section, status_markdown
+from fedlib.render.execute import UNFINISHED_TAG
+from fedlib.render.status import notebook_runs, published_section, status_markdown
+from fedlib.runs import cache as run_cache
+from fedlib.runs.published import PublishedStore, export
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +31,7 @@ def _empty_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _executed(folder: Path, name: str, scale: str = "quick", *, exception: bool = False,
               banner: bool = False) -> Path:
     """An executed notebook as papermill leaves it: its parameters, start and duration;
-    ``exception`` as papermill marks a failed run, ``banner`` as fedlib.execute marks an
+    ``exception`` as papermill marks a failed run, ``banner`` as fedlib.render.execute marks an
     interrupted one."""
     cells = [nbformat.v4.new_code_cell("x = 1")]
     if banner:
@@ -109,11 +110,11 @@ def _square(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
 def test_values_of_a_manifest_with_markup_stay_in_their_cells(
         tmp_path: Path, _empty_store: Path) -> None:
     pytest.importorskip("myst_parser")
-    sweeps.set_tier_label("paper")
+    run_cache.set_tier_label("paper")
     try:
         sweeps.sweep("toy", [{"x": x} for x in range(2)], _square, workers=1, progress=False)
     finally:
-        sweeps.set_tier_label("")
+        run_cache.set_tier_label("")
     export("toy", "paper")
     path = PublishedStore("toy").manifest_path
     manifest = json.loads(path.read_text())

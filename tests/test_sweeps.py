@@ -14,7 +14,11 @@ import pandas as pd
 import pytest
 
 from fedlib import sweeps
-from fedlib.sweeps import ResultStore, check_group, plan_groups, run_key, sweep
+from fedlib.runs import cache as run_cache
+from fedlib.runs import keys as run_keys
+from fedlib.runs.cache import ResultStore
+from fedlib.runs.keys import run_key
+from fedlib.sweeps import check_group, plan_groups, sweep
 
 
 def square_runner(configs: list[dict]) -> list[pd.DataFrame]:
@@ -48,9 +52,9 @@ def test_run_key_depends_on_every_field_and_the_code(monkeypatch) -> None:
     assert run_key(base) != run_key({**base, "c": -math.inf})
     assert run_key(base) != run_key({**base, "d": None})
     original = run_key(base)
-    monkeypatch.setattr(sweeps, "code_fingerprint", lambda module=None: "edited library")
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited library")
     assert run_key(base) != original
-    monkeypatch.setattr(sweeps.fedlib, "__version__", "9.9.9")
+    monkeypatch.setattr(run_keys.fedlib, "__version__", "9.9.9")
     assert run_key(base) != original
 
 
@@ -152,18 +156,18 @@ def test_fingerprint_covers_computing_modules_only(tmp_path, monkeypatch) -> Non
     (package / "__init__.py").write_text("")
     (package / "engine.py").write_text("STEP = 1\n")
     (package / "plots.py").write_text("COLOR = 'red'\n")
-    monkeypatch.setattr(sweeps.fedlib, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(run_keys.fedlib, "__file__", str(package / "__init__.py"))
 
     def fingerprint() -> str:
-        sweeps.code_fingerprint.cache_clear()
-        return sweeps.code_fingerprint()
+        run_keys.code_fingerprint.cache_clear()
+        return run_keys.code_fingerprint()
 
     original = fingerprint()
     (package / "plots.py").write_text("COLOR = 'blue'\n")
     assert fingerprint() == original
     (package / "engine.py").write_text("STEP = 2\n")
     assert fingerprint() != original
-    sweeps.code_fingerprint.cache_clear()
+    run_keys.code_fingerprint.cache_clear()
 
 
 def test_fingerprint_of_a_module_follows_its_imports_only(tmp_path, monkeypatch) -> None:
@@ -176,11 +180,11 @@ def test_fingerprint_of_a_module_follows_its_imports_only(tmp_path, monkeypatch)
     (package / "engine.py").write_text("import numpy\nSTEP = 1\n")
     (package / "noise.py").write_text("SCALE = 1\n")
     (package / "other.py").write_text("UNRELATED = 1\n")
-    monkeypatch.setattr(sweeps.fedlib, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(run_keys.fedlib, "__file__", str(package / "__init__.py"))
 
     def fingerprint(module: str | None) -> str:
-        sweeps.code_fingerprint.cache_clear()
-        return sweeps.code_fingerprint(module)
+        run_keys.code_fingerprint.cache_clear()
+        return run_keys.code_fingerprint(module)
 
     figure = "fedlib.experiments.figure"
     original, whole = fingerprint(figure), fingerprint(None)
@@ -193,7 +197,7 @@ def test_fingerprint_of_a_module_follows_its_imports_only(tmp_path, monkeypatch)
     (package / "engine.py").write_text("import numpy\nSTEP = 2\n")
     assert fingerprint(figure) != changed
     assert fingerprint("tests.somewhere") == fingerprint(None)  # outside fedlib: everything
-    sweeps.code_fingerprint.cache_clear()
+    run_keys.code_fingerprint.cache_clear()
 
 
 def _stored(tmp_path: Path) -> tuple[ResultStore, str, pd.DataFrame]:
@@ -252,7 +256,7 @@ def test_byte_flips_never_give_a_different_table_silently(tmp_path: Path) -> Non
         store.path(key).write_bytes(bytes(flipped))
         try:
             loaded = store.load(key)
-        except sweeps.DamagedRunError:
+        except run_cache.DamagedRunError:
             continue
         pd.testing.assert_frame_equal(loaded, table)  # the flip hit nothing that matters
 
@@ -344,18 +348,18 @@ def test_run_parts_renders_the_stored_parts_and_says_which_are_not(
 
     sweep("toy", parts["a"] + parts["c"][:1], square_runner, workers=1, progress=False)
     computed = len(calls(log))
-    with sweeps.stored_only():
+    with run_cache.stored_only():
         runs, left_out = sweeps.run_parts(run, ["a", "b", "c"])
     assert sorted(runs["x"]) == [1, 2]  # "c" has one run of two: left out whole
     assert left_out == {"b": "1 of 1 runs of toy are neither cached nor published",
                         "c": "1 of 2 runs of toy are neither cached nor published"}
     assert asked == [("a",), ("b",), ("c",)] and len(calls(log)) == computed
-    with sweeps.stored_only(), pytest.raises(sweeps.MissingRunsError, match="b: 1 of 1"):
+    with run_cache.stored_only(), pytest.raises(run_cache.MissingRunsError, match="b: 1 of 1"):
         sweeps.run_parts(run, ["b"])
     parts["none"] = []  # a part with no runs at this tier shows nothing by itself
-    with sweeps.stored_only(), pytest.raises(sweeps.MissingRunsError, match="b: 1 of 1"):
+    with run_cache.stored_only(), pytest.raises(run_cache.MissingRunsError, match="b: 1 of 1"):
         sweeps.run_parts(run, ["b", "none"])
-    with sweeps.stored_only():
+    with run_cache.stored_only():
         runs, left_out = sweeps.run_parts(run, ["a", "none"])
     assert sorted(runs["x"]) == [1, 2] and left_out == {}
     assert runs["x"].dtype == "int64"  # the empty part turns no integer into a float
@@ -376,14 +380,14 @@ def test_run_parts_leaves_out_what_this_machine_cannot_compute(log: Path) -> Non
     def run(chosen: tuple[str, ...]) -> pd.DataFrame:
         asked.append(chosen)
         if "gpu" in chosen:
-            raise sweeps.MissingRunsError("1 of 1 runs need a GPU. Run them on one")
+            raise run_cache.MissingRunsError("1 of 1 runs need a GPU. Run them on one")
         return sweep("toy", [c for p in chosen for c in parts[p]], square_runner,
                      workers=1, progress=False)
 
     runs, left_out = sweeps.run_parts(run, ["a", "gpu", "c"])
     assert sorted(runs["x"]) == [1, 3] and left_out == {"gpu": "1 of 1 runs need a GPU"}
     assert asked == [("a", "gpu", "c"), ("a",), ("gpu",), ("c",)]
-    with pytest.raises(sweeps.MissingRunsError, match="need a GPU"):
+    with pytest.raises(run_cache.MissingRunsError, match="need a GPU"):
         sweeps.run_parts(run, ["gpu"])
 
 

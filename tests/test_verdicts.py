@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fedlib.verdicts import (
+from fedlib.verdicts.compare import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -233,7 +233,7 @@ def test_at_least_counts_holding_parts() -> None:
 
 
 def test_any_of_holds_when_one_part_holds() -> None:
-    from fedlib.verdicts import Verdict
+    from fedlib.verdicts.compare import Verdict
 
     hold, fail, tie = Verdict("HOLDS", "h"), Verdict("FAILS", "f"), Verdict("INCONCLUSIVE", "i")
     assert any_of([("a", fail), ("b", hold)]).status == "HOLDS"

@@ -18,9 +18,9 @@ import math
 
 import pandas as pd
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.frontier.figures import DATASET_NAMES, best_method_table, epsilon_label
-from fedlib.verdicts import Comparison, Trivial
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import Comparison, Trivial
 
 __all__ = ["CHANCE", "CHAPTER", "findings", "leaders_markdown", "left_out_markdown",
            "privacy_table", "setup_table", "units_table"]
@@ -175,7 +175,7 @@ def left_out_markdown(left_out: dict[str, str]) -> str:
     """The federations a page leaves out, each with why (Markdown, shown as written; empty
     when none is), the reason saying whether their runs are not run at the page's tier or
     not all stored: the figures, tables and findings below have none of their rows."""
-    from fedlib.chapter import markdown_text
+    from fedlib.render.markdown import markdown_text
 
     if not left_out:
         return ""

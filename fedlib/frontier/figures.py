@@ -2,7 +2,7 @@
 
 Every number a figure draws comes from a tidy table computed first (:func:`points`,
 :func:`fairness_points`, :func:`cost_points`), so that the figure's CSV (written by
-:func:`fedlib.plots.glue_figure` from the artists) holds exactly those numbers: the mean
+:func:`fedlib.render.glue.glue_figure` from the artists) holds exactly those numbers: the mean
 over seeds of each point and, as the ends of its error bar, its 95% interval.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.frontier.methods import METHODS
-from fedlib.verdicts import difference, estimate
+from fedlib.verdicts.compare import difference, estimate
 
 __all__ = [
     "DATASET_NAMES",
@@ -170,8 +170,8 @@ def run_cpu_seconds(runs: pd.DataFrame, experiment: str = "frontier") -> pd.Seri
     """CPU seconds of each run (its tuning: six fits, and its row) as the sweep recorded
     them when it computed the run: from the published manifest, else from the local
     cache's record; NaN where neither says. Aligned with ``runs``."""
-    from fedlib.published import PublishedStore
-    from fedlib.sweeps import ResultStore
+    from fedlib.runs.cache import ResultStore
+    from fedlib.runs.published import PublishedStore
 
     published = PublishedStore(experiment).runs()
     store = ResultStore(experiment)

@@ -15,7 +15,8 @@ from fedlib.frontier.figures import run_cpu_seconds
 from fedlib.frontier.interface import GRID_SIZE, TuneResult
 from fedlib.frontier.methods import METHODS, method
 from fedlib.frontier.privacy import BudgetExceededError, PrivacyUnit
-from fedlib.sweeps import ResultStore, run_key
+from fedlib.runs.cache import ResultStore
+from fedlib.runs.keys import run_key
 
 EXAMPLE_ONLY = {"pfa", "pfa+", "hu-mtl"}
 USER_ONLY = {"ppsgd"}

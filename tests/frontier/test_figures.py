@@ -15,12 +15,13 @@ from scipy import stats
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from fedlib.claims import Claim, ClaimSheet, checked_claims, scorecard_markdown, write_claims
-from fedlib.findings import findings_markdown
 from fedlib.frontier import claims as fr_claims
 from fedlib.frontier import figures as ff
-from fedlib.plots import figure_table
-from fedlib.verdicts import HOLDS, INCONCLUSIVE
+from fedlib.render.findings import findings_markdown
+from fedlib.render.glue import figure_table
+from fedlib.render.scorecard import scorecard_markdown
+from fedlib.verdicts.claims import Claim, ClaimSheet, checked_claims, write_claims
+from fedlib.verdicts.compare import HOLDS, INCONCLUSIVE
 
 
 @pytest.fixture(autouse=True)
@@ -142,7 +143,7 @@ def test_the_fairness_and_cost_figures_plot_their_tables(tmp_path):
 
 def test_the_csv_next_to_a_figure_holds_its_plotted_numbers(tmp_path):
     pytest.importorskip("myst_nb")
-    from fedlib.plots import glue_figure, keep_figure_data
+    from fedlib.render.glue import glue_figure, keep_figure_data
 
     keep_figure_data(tmp_path)
     try:
@@ -175,7 +176,7 @@ def test_a_frontier_claim_must_be_a_finding_of_the_companion():
 
 
 def _paper_claims(folder):
-    from fedlib.claims import PAPERS
+    from fedlib.verdicts.claims import PAPERS
 
     for paper in PAPERS:
         sheet = ClaimSheet(paper, "quick")

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import require_datasets
 
-from fedlib.claims import read_claims
-from fedlib.execute import declared_parameters
+from fedlib.render.notebook import declared_parameters
+from fedlib.verdicts.claims import read_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "frontier.py"
@@ -34,18 +33,14 @@ def test_the_book_lists_the_chapter_after_the_papers():
 
 
 @pytest.mark.slow
-def test_the_chapter_runs_at_the_smoke_tier(tmp_path):
-    require_datasets("hapt", "mnist", "femnist-digits")
-    from fedlib.execute import execute
-
-    output = tmp_path / "frontier.ipynb"
-    execute(NOTEBOOK, output, {"scale": "smoke", "workers": 1,
-                               "claims_dir": str(tmp_path / "claims")}, cwd=ROOT)
-    findings = [c for c in read_claims(tmp_path / "claims") if c.paper == "frontier"]
+def test_the_chapter_runs_at_the_smoke_tier(built_book: Path) -> None:
+    """The chapter as the smoke build executed it (make rebuild-all SCALE=smoke)."""
+    generated = built_book / "generated"
+    findings = [c for c in read_claims(generated / "claims") if c.paper == "frontier"]
     assert findings and {c.origin for c in findings} == {"companion"}
     assert {c.scale for c in findings} == {"smoke"}
-    outputs = [o for cell in json.loads(output.read_text())["cells"]
+    outputs = [o for cell in json.loads((generated / "frontier.ipynb").read_text())["cells"]
                for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     for name in ("frontier_accuracy", "frontier_fairness", "frontier_costs"):
-        assert (tmp_path / "extra" / "data" / f"{name}.csv").is_file()
+        assert (generated / "extra" / "data" / f"{name}.csv").is_file()

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 import fedlib
-from fedlib import sweeps
-from fedlib.claims import COMPANION_CHAPTERS
 from fedlib.papers import PAPER_IDS, PAPERS
+from fedlib.runs import keys as run_keys
 from fedlib.tiers import SCALES
+from fedlib.verdicts.claims import COMPANION_CHAPTERS
 
 PACKAGE = Path(fedlib.__file__).resolve().parent
 ROOT = PACKAGE.parent
@@ -142,7 +142,7 @@ def test_papers_never_import_each_other(paper_id: str) -> None:
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 def test_runners_never_import_claims_or_figures(paper_id: str) -> None:
     for path in (PACKAGE / "papers" / paper_id).glob("*.py"):
-        if path.name in sweeps.PRESENTATION_MODULES:
+        if path.name in run_keys.PRESENTATION_MODULES:
             continue
         for name in _imported(path, f"fedlib.papers.{paper_id}"):
             last = name.rsplit(".", 1)[-1]
@@ -152,10 +152,10 @@ def test_runners_never_import_claims_or_figures(paper_id: str) -> None:
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 def test_run_key_covers_the_algorithm_and_nothing_presentational(paper_id: str) -> None:
-    files = set(sweeps.code_files(f"fedlib.papers.{paper_id}.experiment"))
+    files = set(run_keys.code_files(f"fedlib.papers.{paper_id}.experiment"))
     assert f"papers/{paper_id}/experiment.py" in files
     assert set(ALGORITHMS[paper_id]) <= files, sorted(set(ALGORITHMS[paper_id]) - files)
-    assert not {f for f in files if f.rsplit("/", 1)[-1] in sweeps.PRESENTATION_MODULES}
+    assert not {f for f in files if f.rsplit("/", 1)[-1] in run_keys.PRESENTATION_MODULES}
     assert not files & set(UNRELATED_LOADERS[paper_id])
     assert not {f for f in files if f.endswith("__init__.py") and f != "__init__.py"}, (
         "package faces are not part of a run key")
@@ -168,25 +168,26 @@ def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the fedlib source that fingerprints are computed on."""
     copy = tmp_path / "fedlib"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(sweeps.fedlib, "__file__", str(copy / "__init__.py"))
-    sweeps.code_fingerprint.cache_clear()
+    monkeypatch.setattr(run_keys.fedlib, "__file__", str(copy / "__init__.py"))
+    run_keys.code_fingerprint.cache_clear()
     yield copy
-    sweeps.code_fingerprint.cache_clear()
+    run_keys.code_fingerprint.cache_clear()
 
 
 def _key_after(edit: Path, module: str) -> str:
     edit.write_text(edit.read_text() + "\n# an edit\n")
-    sweeps.code_fingerprint.cache_clear()
-    return sweeps.run_key({"x": 1}, module)
+    run_keys.code_fingerprint.cache_clear()
+    return run_keys.run_key({"x": 1}, module)
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 def test_editing_claims_figures_or_a_loader_keeps_run_keys(paper_id: str, package_copy: Path
                                                           ) -> None:
     module = f"fedlib.papers.{paper_id}.experiment"
-    original = sweeps.run_key({"x": 1}, module)
+    original = run_keys.run_key({"x": 1}, module)
     for relative in (f"papers/{paper_id}/claims.py", f"papers/{paper_id}/figures.py",
-                     "plots.py", "claims.py", "chapter.py", "papers/__init__.py",
+                     "render/plots.py", "verdicts/claims.py", "render/chapter.py",
+                     "runs/published.py", "papers/__init__.py",
                      *UNRELATED_LOADERS[paper_id]):
         assert _key_after(package_copy / relative, module) == original, relative
     for relative in ALGORITHMS[paper_id]:
@@ -206,12 +207,12 @@ def test_fingerprint_follows_a_reexported_name_to_its_module(tmp_path, monkeypat
     (package / "data" / "two.py").write_text("def load_two():\n    return 2\n")
     (package / "run.py").write_text("from fedlib.data import load_one\n")
     (package / "run_local.py").write_text("from fedlib.data import LOCAL\n")
-    monkeypatch.setattr(sweeps.fedlib, "__file__", str(package / "__init__.py"))
-    sweeps.code_fingerprint.cache_clear()
+    monkeypatch.setattr(run_keys.fedlib, "__file__", str(package / "__init__.py"))
+    run_keys.code_fingerprint.cache_clear()
     try:
-        assert sweeps.code_files("fedlib.run") == ["__init__.py", "data/one.py", "run.py"]
+        assert run_keys.code_files("fedlib.run") == ["__init__.py", "data/one.py", "run.py"]
         # A name the face defines itself brings the face, and with it what the face uses.
-        assert sweeps.code_files("fedlib.run_local") == [
+        assert run_keys.code_files("fedlib.run_local") == [
             "__init__.py", "data/__init__.py", "data/one.py", "data/two.py", "run_local.py"]
     finally:
-        sweeps.code_fingerprint.cache_clear()
+        run_keys.code_fingerprint.cache_clear()

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.dpditto.baselines import BASELINES
 from fedlib.papers.dpditto.experiment import DELTA, DittoSetup
 from fedlib.papers.dpditto.paper_tier import low_epsilon_panel
@@ -24,7 +23,8 @@ from fedlib.privacy.calibration import (
     dpditto_sigma,
     dpditto_sigma_alternative,
 )
-from fedlib.verdicts import (
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import (
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -58,7 +58,7 @@ TIER_NOTES = {
         "at 40 for every lambda >= 0.2, on every one of five seeds.",
 }
 """Why a claim's verdict differs between the quick and the paper tier (for
-:meth:`fedlib.chapter.Chapter.compare_tiers`)."""
+:meth:`fedlib.render.chapter.Chapter.compare_tiers`)."""
 ONE_SEED = "NOT-RUN (one seed)"
 THREE = "over three seeds at T = 10 to 60"
 FIVE = "over five seeds at T = 10 to 60 (the T every seed ran)"
@@ -215,7 +215,7 @@ VERDICT_CHANGES = {
 }
 """Claims whose verdict changed when judged over repeats with declared margins, against
 the old single-run, zero-margin checks on the same runs (for
-:func:`fedlib.claims.verdict_changes`)."""
+:func:`fedlib.verdicts.claims.verdict_changes`)."""
 PAPER_GAIN = {"fairness": 32.71, "accuracy": 9.66}
 """The headline: DP-Ditto's smallest gains over the four DP baselines, in percent
 (fairness: of the variance of the training losses, the paper's Definition 1)."""

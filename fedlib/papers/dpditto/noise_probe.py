@@ -27,7 +27,7 @@ import torch
 
 from fedlib.papers.dpditto import algorithm, baselines
 from fedlib.papers.dpditto.algorithm import Hyper, Model, pad_clients, run_ditto
-from fedlib.verdicts import Verdict, combine, near_value
+from fedlib.verdicts.compare import Verdict, combine, near_value
 
 METHODS = ("DP-Ditto", "DP-FedAvg", "FedAMP", "pFedMe", "APPLE", "FedALA")
 """Every DP method of the comparison; DP-FedAvg is DP-Ditto's global model (lambda = 1)."""

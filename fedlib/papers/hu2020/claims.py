@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.hu2020.algorithm import sampling_rate
 from fedlib.papers.hu2020.experiment import (
     DELTA,
@@ -27,7 +26,8 @@ from fedlib.papers.hu2020.experiment import (
 )
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy import hu2020_sigma
-from fedlib.verdicts import (
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import (
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -50,7 +50,7 @@ TIER_NOTES: dict[str, str] = {
         "solver down but does not move where it ends.",
 }
 """Why a claim's verdict differs between the quick and the paper tier (for
-:meth:`fedlib.chapter.Chapter.compare_tiers`)."""
+:meth:`fedlib.render.chapter.Chapter.compare_tiers`)."""
 
 RESTATED = {
     "fig2-private-plateaus-above":

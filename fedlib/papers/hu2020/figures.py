@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.hu2020.experiment import EPSILON, FIG2_SETTINGS, FIG4_TAU, FIG5_TAU
-from fedlib.plots import error_vs_parameter, loss_curve_panels
+from fedlib.render.plots import error_vs_parameter, loss_curve_panels
 
 
 def _setting(frame: pd.DataFrame) -> np.ndarray:

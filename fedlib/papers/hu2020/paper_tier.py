@@ -9,8 +9,8 @@ The full grid at ten repeats would take about 10 CPU-hours."""
 
 from __future__ import annotations
 
-from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.hu2020 import experiment
+from fedlib.runs.grid_cuts import GridCut, PaperGrid
 
 PAPER_GRID = PaperGrid(
     experiment.tier,

@@ -3,7 +3,7 @@
 Tables of the setup and the scenarios, the noise the paper's formulas prescribe,
 the final losses and their summary, the privacy accounting of the clients'
 uploads, and :func:`evaluate`, which judges every claim of the chapter on the
-final training loss of each seed, with a declared margin (:mod:`fedlib.verdicts`).
+final training loss of each seed, with a declared margin (:mod:`fedlib.verdicts.compare`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.padpfl import studies
 from fedlib.papers.padpfl.experiment import (
     DELTA,
@@ -25,7 +24,8 @@ from fedlib.papers.padpfl.experiment import (
 )
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy.calibration import classic_gaussian_c, padpfl_client_sigma
-from fedlib.verdicts import (
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import (
     Comparison,
     Trivial,
     Verdict,

@@ -17,7 +17,7 @@ import pandas as pd
 from fedlib.data.corruption import salt_and_pepper
 from fedlib.papers.padpfl.claims import curve_label
 from fedlib.papers.padpfl.experiment import DENSITY_NAMES, PadpflSetup
-from fedlib.plots import image_grid, loss_curve_panels
+from fedlib.render.plots import image_grid, loss_curve_panels
 
 CORRUPTION_DENSITIES = (0.0, 0.05, 0.2, 0.5)
 """The salt-and-pepper densities the scenarios use: clean, slight, moderate, severe."""
@@ -96,7 +96,7 @@ def ablation_figure(ablation: pd.DataFrame, arms: Sequence[str]) -> plt.Figure:
     """Final training loss of the equal-total-noise ablation: one panel per scenario, one
     bar per arm (in the order of ``arms``) with the 95% interval over the seeds, and the
     initial loss as a dashed line."""
-    from fedlib.verdicts import estimate
+    from fedlib.verdicts.compare import estimate
 
     scenarios = sorted(ablation["scenario"].unique())
     last = ablation[ablation["round"] == ablation["round"].max()]

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.papers.pfa.aggregation import upload_bytes
 from fedlib.papers.pfa.authors import AUTHORS_FILES, AUTHORS_RDP_RUNS, AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import (
@@ -40,7 +39,8 @@ from fedlib.papers.pfa.experiment import (
 from fedlib.papers.pfa.training import PUBLIC_FRACTION, SAMPLING_RATIO, plan_participation
 from fedlib.privacy.accounting import epsilon
 from fedlib.privacy.ledger import calibrated_noise_multiplier, ledger_epsilon
-from fedlib.verdicts import (
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import (
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -55,7 +55,7 @@ from fedlib.verdicts import (
 
 TIER_NOTES: dict[str, str] = {}
 """Why a claim's verdict differs between the quick and the paper tier (for
-:meth:`fedlib.chapter.Chapter.compare_tiers`, which shows a claim HOLDS at one tier and
+:meth:`fedlib.render.chapter.Chapter.compare_tiers`, which shows a claim HOLDS at one tier and
 FAILS at the other). None does: where both tiers judge a claim they do not reach
 opposite verdicts."""
 
@@ -329,7 +329,7 @@ VERDICT_CHANGES = {claim_id: f"{paper} {_QUICK_CHANGES[claim_id]}".strip()
                    for claim_id, paper in _PAPER_CHANGES.items()}
 """Every claim whose verdict changed when judged over repeats with declared margins, on
 the same runs as the old single-run checks (paper: the published paper tier; quick:
-the quick tier's runs), and why (for :func:`fedlib.claims.verdict_changes`)."""
+the quick tier's runs), and why (for :func:`fedlib.verdicts.claims.verdict_changes`)."""
 
 
 def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
@@ -727,7 +727,7 @@ STATEMENTS: dict[str, Statement] = {
 def evaluate(runs: pd.DataFrame, scale: str, k: int,
              not_stored: Mapping[str, str] | None = None) -> list[Claim]:
     """Every claim of the PFA chapter at this tier, judged over the repeats (seeds) with
-    the margins declared above (:mod:`fedlib.verdicts`).
+    the margins declared above (:mod:`fedlib.verdicts.compare`).
 
     Parameters
     ----------

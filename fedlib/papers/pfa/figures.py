@@ -14,7 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.papers.pfa.experiment import DISTRIBUTIONS, FIG5_SETTINGS, LABELS, MAIN_AGGREGATORS
-from fedlib.plots import left_out_note
+from fedlib.render.glue import left_out_note
 
 ORDER = [LABELS[a] for a in MAIN_AGGREGATORS]
 """The aggregators' names in the order of the legends."""
@@ -94,8 +94,8 @@ def show_figure_5(curves: pd.DataFrame, scale: str, left_out: dict[str, str] | N
     does not run it."""
     from IPython.display import Markdown, display
 
-    from fedlib.chapter import markdown_code, markdown_text
     from fedlib.papers.pfa.paper_tier import FIG5_PART, fig5_half
+    from fedlib.render.markdown import markdown_code, markdown_text
 
     left_out = left_out or {}
     note = left_out_note([FIG5_PART], left_out)

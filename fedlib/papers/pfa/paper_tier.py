@@ -24,10 +24,11 @@ from typing import Any
 import pandas as pd
 import torch
 
-from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.pfa import experiment
-from fedlib.published import stored_runs
-from fedlib.sweeps import MissingRunsError, run_parts, stored_only, sweep
+from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.runs.grid_cuts import GridCut, PaperGrid
+from fedlib.runs.published import stored_runs
+from fedlib.sweeps import run_parts, sweep
 
 PAPER_GRID = PaperGrid(
     experiment.tier,

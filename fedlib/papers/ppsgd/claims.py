@@ -7,7 +7,7 @@ setting of the settings sweep (one run each, a robustness table); :func:`evaluat
 judges every claim of the chapter over the repeats (Figures 1a, 1c, 1d, 2, the
 epsilon Figure 1 prints, and the Stack Overflow claims, which are not run). Every
 comparison is declared with its margin before a result is read
-(:mod:`fedlib.verdicts`). The tables the chapter shows (grids, data, the clipping
+(:mod:`fedlib.verdicts.compare`). The tables the chapter shows (grids, data, the clipping
 bound, privacy) are here too.
 """
 
@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.claims import Claim, ClaimSheet
 from fedlib.data.federated import FederatedClassification
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.papers.ppsgd.experiment import (
@@ -42,8 +41,9 @@ from fedlib.papers.ppsgd.experiment import (
 from fedlib.papers.ppsgd.experiment import tier as experiment_tier
 from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS, settings_setup
 from fedlib.privacy import epsilon
-from fedlib.published_rows import KeptSteps, log_linear_grid
-from fedlib.verdicts import (
+from fedlib.runs.rows import KeptSteps, log_linear_grid
+from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.compare import (
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -1304,4 +1304,4 @@ SYNTHETIC_ROWS = KeptSteps(
     why="Figure 1a draws the curves (kept on a log-plus-linear grid of iterations); the "
         "claims read iterations T/30, T/2, 200 and T; the settings table reads every "
         "iteration of the settings sweep at its largest noise level")
-"""The rows a published run of ``ppsgd-synthetic`` keeps (:mod:`fedlib.published_rows`)."""
+"""The rows a published run of ``ppsgd-synthetic`` keeps (:mod:`fedlib.runs.rows`)."""

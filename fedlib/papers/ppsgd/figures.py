@@ -29,7 +29,7 @@ from fedlib.papers.ppsgd.experiment import (
     FIGURE_CLIP,
     SYNTHETIC_FIGURE_ALPHA_Q,
 )
-from fedlib.plots import epsilon_twin_axis, excess_risk_panels, seed_band
+from fedlib.render.plots import epsilon_twin_axis, excess_risk_panels, seed_band
 
 LOCAL_COLOR = "#d62728"
 GLOBAL_COLOR = "#1f77b4"

@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from fedlib.grid_cuts import GridCut, PaperGrid
 from fedlib.papers.ppsgd import experiment
-from fedlib.sweeps import MissingRunsError
+from fedlib.runs.cache import MissingRunsError
+from fedlib.runs.grid_cuts import GridCut, PaperGrid
 
 PAPER_GRID = PaperGrid(
     experiment.tier,

@@ -285,8 +285,8 @@ def test_fake_runs_follow_the_configs(make_runs) -> None:
 
 
 def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
-    from fedlib.claims import verdict_changes
     from fedlib.papers.dpditto.paper_tier import low_epsilon_setup
+    from fedlib.verdicts.claims import verdict_changes
 
     claims = dc.evaluate(smoke_runs, dd.tier("smoke"), "smoke", BOUND, 200)
     claims += dc.low_epsilon_claims(None, low_epsilon_setup(dd.tier("smoke"), "smoke"),

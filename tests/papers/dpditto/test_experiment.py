@@ -141,7 +141,7 @@ def test_the_paper_tiers_dnn_repeats_are_the_tiers_own_runs_at_later_seeds() -> 
 
 def test_repeats_not_stored_are_left_out_saying_so(monkeypatch) -> None:
     from fedlib.papers.dpditto import paper_tier
-    from fedlib.sweeps import MissingRunsError
+    from fedlib.runs.cache import MissingRunsError
 
     def missing(*_, **__):
         raise MissingRunsError("216 of 216 runs of dpditto are neither cached nor published. "

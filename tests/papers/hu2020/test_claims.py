@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from fedlib.claims import verdict_changes
 from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy import hu2020_sigma
+from fedlib.verdicts.claims import verdict_changes
 
 
 def _runs(private_curve, plain_curve, fig3, fig4):

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.claims import verdict_changes
 from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.privacy import epsilon as exact_epsilon
+from fedlib.verdicts.claims import verdict_changes
 
 CLAIM_IDS = [
     "fig2-equal-worst", "fig2-012-best", "fig2-012-best-of-five", "fig3-eps20-below-eps5",

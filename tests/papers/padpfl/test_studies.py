@@ -15,7 +15,7 @@ from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.papers.padpfl import studies
 from fedlib.privacy.calibration import classic_gaussian_c
-from fedlib.verdicts import FAILS, HOLDS
+from fedlib.verdicts.compare import FAILS, HOLDS
 
 PAPER = pad.TIERS["paper"]
 

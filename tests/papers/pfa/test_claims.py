@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fedlib.claims import verdict_changes
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.authors import AUTHORS_RDP_RUNS, AUTHORS_RUNS
@@ -18,6 +17,7 @@ from fedlib.papers.pfa.budgets import BUDGET_DISTRIBUTIONS, authors_budgets, sam
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
 from fedlib.papers.pfa.training import plan_participation
 from fedlib.privacy.ledger import ledger_epsilon
+from fedlib.verdicts.claims import verdict_changes
 
 FIG5 = {"figure": "fig5", "dataset": "imdb", "model": "lstm", "partition": "iid",
         "distribution": "mixgauss1", "n_clients": 50, "rounds": 4, "local_steps": 3,

@@ -11,7 +11,7 @@ import pytest
 
 from fedlib.papers.pfa import figures
 from fedlib.papers.pfa.experiment import LABELS, MAIN_AGGREGATORS
-from fedlib.plots import left_out_note
+from fedlib.render.glue import left_out_note
 
 NAMES = {"mnist": "MNIST", "fashion-mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
          "imdb": "IMDb"}

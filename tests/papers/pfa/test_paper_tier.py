@@ -16,7 +16,7 @@ from fedlib.papers.pfa.paper_tier import (
     repeats_text,
     run_repeats,
 )
-from fedlib.sweeps import MissingRunsError
+from fedlib.runs.cache import MissingRunsError
 
 
 def test_the_repeats_are_the_tiers_own_runs_at_later_seeds() -> None:

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.claims import ClaimSheet
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.papers.ppsgd import claims, experiment
 from fedlib.privacy import epsilon
+from fedlib.verdicts.claims import ClaimSheet
 
 INF = math.inf
 T = np.arange(1, 61)

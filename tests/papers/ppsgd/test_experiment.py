@@ -227,7 +227,7 @@ def test_figure1d_small_step_runs_are_new_runs_of_the_papers_grid() -> None:
 
 def test_figure1d_small_step_runs_not_stored_are_left_out_saying_so(monkeypatch) -> None:
     from fedlib.papers.ppsgd import paper_tier
-    from fedlib.sweeps import MissingRunsError
+    from fedlib.runs.cache import MissingRunsError
 
     def missing(*_, **__):
         raise MissingRunsError("40 of 40 runs of ppsgd-emnist-cnn are neither cached nor "

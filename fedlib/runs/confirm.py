@@ -18,7 +18,7 @@ The check is a sample: an edit that changes the results of configurations the sa
 not draw goes unnoticed. It is meant for edits that should not change any result; after
 any other edit the runs are computed again (``make publish``).
 
-``python -m fedlib.published confirm EXPERIMENT [--groups N] [--cpu-hours H] [--rtol R]``.
+``python -m fedlib.runs confirm EXPERIMENT [--groups N] [--cpu-hours H] [--rtol R]``.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from fedlib import published
-from fedlib.published_rows import kept_rows
-from fedlib.sweeps import code_fingerprint, content_digest, run_key
+from fedlib.runs import published
+from fedlib.runs.keys import code_fingerprint, content_digest, run_key
+from fedlib.runs.rows import kept_rows
 
 SAMPLE_GROUPS = 3
 """Groups recomputed per class of stale runs (same tier, same recorded code) by default."""

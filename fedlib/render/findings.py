@@ -23,18 +23,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fedlib.claims import (
+from fedlib.render.anchors import chapter_labels, claim_anchor
+from fedlib.tiers import SCALES
+from fedlib.verdicts.claims import (
     CHAPTER_TITLES,
     COMPANION_CHAPTERS,
     STORED_TIER,
     Claim,
     by_claim,
-    chapter_labels,
-    claim_anchor,
     paper_claims,
 )
-from fedlib.tiers import SCALES
-from fedlib.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, STATUSES
+from fedlib.verdicts.compare import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    NOT_TESTABLE,
+    STATUSES,
+)
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|inf|nan)"
 _EST = (rf"(?P<mean>{_NUM}) \[(?P<low>{_NUM}), (?P<high>{_NUM})\] "

@@ -8,8 +8,6 @@ the table for the page) and :meth:`Chapter.close` (the run time).
 
 from __future__ import annotations
 
-import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.checks import check_device, check_seed, check_workers
-from fedlib.claims import (
+from fedlib.papers import paper
+from fedlib.paths import compute_allowed
+from fedlib.render.markdown import markdown_code, markdown_text, with_tier_caption
+from fedlib.render.notebook import writable_claims_folder
+from fedlib.runs.cache import record_swept_runs, set_tier_label
+from fedlib.tiers import check_scale
+from fedlib.verdicts.claims import (
     COMPANION_CHAPTERS,
     STORED_FOLDER,
     Claim,
@@ -25,11 +29,6 @@ from fedlib.claims import (
     tier_comparison,
     write_claims,
 )
-from fedlib.papers import paper
-from fedlib.paths import claims_dir as paths_claims_dir
-from fedlib.paths import compute_allowed, resolve
-from fedlib.sweeps import record_swept_runs, set_tier_label
-from fedlib.tiers import check_scale
 
 SEED_LIMIT = 2**31
 """A chapter's seed lies in ``[0, SEED_LIMIT)``. The experiments add small offsets to
@@ -63,7 +62,7 @@ class Chapter:
         """Write the paper's claims file for the scorecard and glue the claims table, with
         the paper tier's verdicts beside this build's when the build rendered them from
         published runs."""
-        from fedlib.plots import glue_claims_table
+        from fedlib.render.glue import glue_claims_table
 
         write_claims(self.claims_dir / f"{self.paper}.json", list(claims))
         glue_claims_table(f"{self.paper}_claims_table", claims,
@@ -73,7 +72,7 @@ class Chapter:
                       ) -> None:
         """Show how this build's verdicts compare with the paper tier's (rendered from
         stored runs), with the chapter's explanation of every claim that flips
-        (:func:`fedlib.claims.tier_comparison`); nothing when there is no other tier."""
+        (:func:`fedlib.verdicts.claims.tier_comparison`); nothing when there is no other tier."""
         from IPython.display import Markdown, display
 
         text = tier_comparison(claims, stored_tier_claims(self.claims_dir, list(claims)),
@@ -101,7 +100,7 @@ def provenance_box(scale: str, swept: dict[str, list[str]]) -> str:
     this build computed."""
     from html import escape
 
-    from fedlib.published import provenance_line
+    from fedlib.runs.published import provenance_line
 
     items = "".join(f"<li><code>{escape(name)}</code>: {escape(provenance_line(name, keys))}"
                     "</li>" for name, keys in swept.items() if keys)
@@ -150,12 +149,12 @@ def rerun_box(paper_id: str, scale: str, times: dict[str, float] | None) -> str:
     runs, with nothing computed)."""
     from html import escape
 
-    from fedlib.execute import parameter_notes
     from fedlib.paths import PROJECT_ROOT
+    from fedlib.render.notebook import parameter_notes
     from fedlib.tiers import SCALES
 
     notebook = f"notebooks/{paper_id}.py"
-    command = (f".venv/bin/python -m fedlib.execute {notebook} out.ipynb -p scale {scale} "
+    command = (f".venv/bin/python -m fedlib.render.execute {notebook} out.ipynb -p scale {scale} "
                "-p seed 0")
     rows = "".join(
         f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(default)}</code></td>"
@@ -183,7 +182,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
     """Check a notebook's standard parameters and start its clock.
 
     ``paper_id``: a paper's id, or a chapter of the companion's own
-    (:data:`fedlib.claims.COMPANION_CHAPTERS`).
+    (:data:`fedlib.verdicts.claims.COMPANION_CHAPTERS`).
 
     ``seed``: an integer in ``[0, SEED_LIMIT)`` (a numpy integer is taken as the
     int it holds). ``cpu_only``: the paper's engine runs on the CPU, and any other
@@ -205,7 +204,7 @@ def open_chapter(paper_id: str, *, scale: str, seed: int, device: str, workers: 
         raise ValueError(f"ray_address={ray_address!r} must be a string "
                          "(empty: run locally; 'auto': the Ray cluster of this machine)")
     folder = writable_claims_folder(claims_dir)
-    from fedlib.plots import keep_figure_data
+    from fedlib.render.glue import keep_figure_data
 
     if folder.name == STORED_FOLDER:
         # A chapter rendered from stored runs beside the book's tier: its page lies one
@@ -236,42 +235,6 @@ def chapter_seed(seed: object) -> int:
         raise ValueError(f"seed={value} is out of range: use {allowed} (the runs add small "
                          "offsets to it, and numpy's RandomState takes seeds below 2**32)")
     return check_seed(value)
-
-
-def writable_claims_folder(claims_dir: object) -> Path:
-    """The folder ``claims_dir`` names (empty: the book's claims folder), created and
-    checked writable, or a ValueError naming it and what to pass instead."""
-    if not isinstance(claims_dir, str | os.PathLike) or isinstance(os.fspath(claims_dir), bytes):
-        raise ValueError(
-            f"claims_dir={claims_dir!r} is not a folder path (it is of type "
-            f"{type(claims_dir).__name__}); pass a string: a folder, relative to the "
-            "project root (e.g. -p claims_dir book/generated/claims), or '' for the book's "
-            "claims folder. A folder named 0, None or True is written as a path, e.g. ./0, "
-            "since -p reads those words as values")
-    text = os.fspath(claims_dir)
-    folder = resolve(text) if text.strip() else paths_claims_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f"claims_dir={text!r} cannot be created ({error}); "
-                         "pass a folder this notebook may write to") from error
-    _check_writable(folder, text)
-    return folder
-
-
-def _check_writable(folder: Path, given: str) -> None:
-    """Write a file into ``folder`` and remove it, or raise a ValueError saying the folder
-    cannot be written."""
-    import tempfile
-
-    try:
-        handle, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise ValueError(f"claims_dir={given!r} ({folder}) cannot be written "
-                         f"({error.strerror or error}); pass a folder this notebook may "
-                         "write to, or make this one writable") from error
 
 
 def _tables_without_row_numbers(scale: str) -> None:
@@ -307,104 +270,3 @@ def claims_markdown(claims: Sequence[Claim]) -> str:
     written (no value becomes markup)."""
     return "\n".join(f"- **{markdown_text(c.status)}** {markdown_code(c.claim_id)}: "
                      + markdown_text(c.evidence) for c in claims)
-
-
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-
-
-def markdown_text(text: object) -> str:
-    """``text`` as Markdown (MyST) that shows it as written: every ASCII punctuation
-    character backslash-escaped (so no emphasis, link, HTML, math, role or table cell
-    starts in it) and its line breaks as spaces (so it stays in its paragraph, list
-    item or table row)."""
-    return _PUNCTUATION.sub(r"\\\1", " ".join(str(text).splitlines()))
-
-
-def markdown_code(text: object) -> str:
-    """``text`` as a Markdown code span, however many backticks it holds (the fence is
-    longer than its longest run of them), on one line."""
-    text = " ".join(str(text).splitlines())
-    if not text.strip():
-        return markdown_text(text)
-    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
-    pad = " " if text[0] in "` " or text[-1] in "` " else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-TIER_MEANINGS = {
-    "smoke": "a tiny scale that runs every code path in seconds; its numbers are not results",
-    "quick": "the papers' experiments at reduced scale (fewer clients, rounds, repeats or "
-             "settings), rerun in minutes",
-    "paper": "the papers' own scale",
-}
-"""What each run tier is, in the words a page opens with."""
-
-COMPANION_TIER_MEANINGS = {
-    "quick": "the comparison at reduced scale (fewer clients and examples, a shorter "
-             "schedule), rerun in minutes",
-    "paper": "the comparison's larger scale, whose sizes the chapter states (no paper "
-             "sets them)",
-}
-"""What a tier is in a chapter of the companion's own (it has no paper's scale)."""
-
-
-def tier_meaning(scale: str, chapter: str) -> str:
-    """What tier ``scale`` is in ``chapter``, in the words a page opens with."""
-    meanings = (COMPANION_TIER_MEANINGS if chapter in COMPANION_CHAPTERS else {})
-    return meanings.get(scale) or TIER_MEANINGS.get(scale, f"the {scale} tier")
-
-
-def tier_badge(scale: str) -> str:
-    """HTML of the badge that says which tier a figure or table belongs to."""
-    from html import escape
-
-    word = re.sub(r"[^a-z0-9-]", "", str(scale).lower())
-    return f'<span class="tier-badge tier-{word}">{escape(str(scale))} tier</span>'
-
-
-def with_tier_caption(table_html: str, scale: str) -> str:
-    """``table_html`` (an HTML table) with a caption holding the tier badge of ``scale``."""
-    match = re.search(r"<table\b[^>]*>", table_html)
-    if match is None:
-        raise ValueError("with_tier_caption needs the HTML of a table (no <table> tag in "
-                         f"{table_html[:60]!r})")
-    caption = f'<caption class="tier-caption">{tier_badge(scale)}</caption>'
-    return table_html[:match.end()] + caption + table_html[match.end():]
-
-
-_CAPTIONED = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?:glue:figure|figure|table)\}")
-
-
-def badge_captions(markdown: str, scale: str) -> str:
-    """``markdown`` (MyST) with the tier badge of ``scale`` (:func:`tier_badge`) opening the
-    caption of every figure and table directive (``{glue:figure}``, ``{figure}``,
-    ``{table}``); a directive without a caption gets the badge as its caption. A badge
-    already there is not added again."""
-    lines = markdown.split("\n")
-    badge = tier_badge(scale)
-    out: list[str] = []
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        out.append(line)
-        index += 1
-        opened = _CAPTIONED.match(line.strip())
-        if opened is None:
-            continue
-        fence = opened.group("fence")
-        while index < len(lines) and lines[index].strip().startswith(":") \
-                and not lines[index].strip().startswith(fence[0] * 3):
-            out.append(lines[index])  # an option, e.g. :name:
-            index += 1
-        blank = index
-        while index < len(lines) and not lines[index].strip():
-            index += 1
-        if index < len(lines) and lines[index].strip().startswith(fence) \
-                and not lines[index].strip().lstrip(fence[0]):
-            out.extend(["", badge])  # no caption: the badge is one
-            continue
-        out.extend(lines[blank:index])
-        if index < len(lines) and badge not in lines[index]:
-            out.append(f"{badge} {lines[index]}")
-            index += 1
-    return "\n".join(out)

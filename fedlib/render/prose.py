@@ -4,7 +4,7 @@ A chapter is rendered at several tiers (the paper tier from published runs, the 
 tier beside it). A paragraph that quotes a measured number is therefore written as a
 template in a code cell, ``say("... ends at {acc:.3f} ...", acc=...)``, and its numbers
 are those of the page's own runs. The template is Markdown (MyST) written by the chapter;
-every value put into it is shown as written (:func:`fedlib.chapter.markdown_text`), so a
+every value put into it is shown as written (:func:`fedlib.render.markdown.markdown_text`), so a
 value never becomes markup.
 
 A value the tier did not compute (a run left out of the tier, a claim not evaluated, a
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedlib.chapter import markdown_text
-from fedlib.verdicts import Estimate, difference, estimate
+from fedlib.render.markdown import markdown_text
+from fedlib.verdicts.compare import Estimate, difference, estimate
 
 NOT_RUN = "not run at this tier"
 """How a value that the page's tier did not compute reads in prose."""
@@ -58,7 +58,7 @@ class Missing:
 
 def missing(value: object) -> bool:
     """True when ``value`` stands for nothing computed: a :class:`Missing`, None, a NaN,
-    or an :class:`~fedlib.verdicts.Estimate` over no runs or with a NaN mean."""
+    or an :class:`~fedlib.verdicts.compare.Estimate` over no runs or with a NaN mean."""
     if value is None or isinstance(value, Missing):
         return True
     if isinstance(value, Estimate):
@@ -122,7 +122,7 @@ def prose(template: str, **values: Any) -> str:
     """``template`` (Markdown) with every ``{name}``, ``{name:spec}`` or
     ``{name.attribute:spec}`` replaced by its value, formatted with ``spec`` (numbers:
     ``.3g`` by default) and escaped as plain text; a missing value (:func:`missing`) reads
-    as its phrase. An :class:`~fedlib.verdicts.Estimate` reads as its mean and interval
+    as its phrase. An :class:`~fedlib.verdicts.compare.Estimate` reads as its mean and interval
     (:func:`interval_text`), a list as "a, b and c". Literal braces are doubled, as in
     :meth:`str.format`. A replacement field without a value, or a value no field uses,
     is a ValueError."""

@@ -10,8 +10,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from fedlib.environment import environment_description
-from fedlib.machine import machine_description
+from fedlib.runs.environment import environment_description
+from fedlib.runs.machine import machine_description
 
 PACKAGES = (
     "fedlib", "torch", "numpy", "scipy", "pandas", "pyarrow", "opacus", "dp-accounting",
@@ -31,10 +31,10 @@ def package_versions() -> dict[str, str]:
 
 def notebook_runs(folder: Path) -> list[dict[str, str]]:
     """Tier, start time and duration of each papermill-executed notebook in ``folder``; a
-    run marked unfinished (:func:`fedlib.execute.unfinished`) has no duration but says it
+    run marked unfinished (:func:`fedlib.render.execute.unfinished`) has no duration but says it
     did not finish, and a damaged notebook is a ValueError naming it and how to run it
-    again (:func:`fedlib.execute.read_executed`)."""
-    from fedlib.execute import read_executed, unfinished
+    again (:func:`fedlib.render.execute.read_executed`)."""
+    from fedlib.render.execute import read_executed, unfinished
 
     rows = []
     for path in sorted(Path(folder).glob("*.ipynb")):
@@ -65,7 +65,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
 def _cell(value: object) -> str:
     """``value`` as the text of a Markdown table cell, shown as written: no ``|`` ends
     the cell, no line break the row, nothing in it becomes markup."""
-    from fedlib.chapter import markdown_text
+    from fedlib.render.markdown import markdown_text
 
     return markdown_text(value)
 
@@ -113,10 +113,10 @@ def status_markdown(folder: Path) -> str:
 
 
 def published_section() -> list[str]:
-    """The published runs (:mod:`fedlib.published`) as Markdown lines: per experiment and
+    """The published runs (:mod:`fedlib.runs.published`) as Markdown lines: per experiment and
     tier, how many are current, stale and damaged, which files made the stale ones stale,
     and the files an interrupted export left behind."""
-    from fedlib.published import leftover_lines, status_table
+    from fedlib.runs.published import leftover_lines, status_table
 
     lines = ["## Published runs", "",
              "Runs computed once and committed with the project (`data/published/`); a "
@@ -126,7 +126,7 @@ def published_section() -> list[str]:
              "computed again too, until the files are restored from git. Confirmed runs "
              "were computed with earlier code and carried over an edit meant to change no "
              "result, after a sample of them computed again with the edited code gave the "
-             "same tables (`python -m fedlib.published confirm`).", ""]
+             "same tables (`python -m fedlib.runs confirm`).", ""]
     table = status_table()
     leftovers = [f"- {line}" for line in leftover_lines()]
     if leftovers:

@@ -7,7 +7,7 @@ experiment may declare here which rows a published run keeps (:class:`KeptSteps`
 the values of a step column (an iteration, a round) on a grid the experiment chooses,
 which must include every step a claim reads (a grid that would drop one is refused,
 naming it) and always includes the last step. The rule is applied when a run is
-published (:meth:`fedlib.published.PublishedStore.add`), never to the local cache: the
+published (:meth:`fedlib.runs.published.PublishedStore.add`), never to the local cache: the
 kept rows are the full run's rows, unchanged, and the published digest is theirs.
 
 An experiment without a rule publishes every row. The rules live with their papers

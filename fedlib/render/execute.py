@@ -11,102 +11,19 @@ the output that looks complete. A run that fails or is interrupted leaves its
 notebook at the output marked as unfinished (papermill's error banner, or one
 saying it was interrupted), so that the scorecard sees the failed attempt.
 
-``python -m fedlib.execute notebooks/ppsgd.py out.ipynb -p scale smoke -p seed 3``
+``python -m fedlib.render.execute notebooks/ppsgd.py out.ipynb -p scale smoke -p seed 3``
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import difflib
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-
-def declared_parameters(source: str | Path) -> dict[str, Any]:
-    """The names the notebook's cell tagged ``parameters`` assigns, with their defaults."""
-    import jupytext
-
-    notebook = jupytext.read(source)
-    cells = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
-    if len(cells) != 1:
-        raise ValueError(f"{source}: a chapter notebook needs exactly one cell tagged "
-                         f"'parameters', found {len(cells)}")
-    found: dict[str, Any] = {}
-    for node in ast.parse(cells[0].source).body:
-        if isinstance(node, ast.Assign):
-            targets = [t for target in node.targets
-                       for t in (target.elts if isinstance(target, ast.Tuple) else [target])]
-            values = (node.value.elts if isinstance(node.value, ast.Tuple)
-                      and len(node.value.elts) == len(targets) else [node.value] * len(targets))
-            for target, value in zip(targets, values, strict=True):
-                if isinstance(target, ast.Name):
-                    try:
-                        found[target.id] = ast.literal_eval(value)
-                    except ValueError:
-                        found[target.id] = None
-    return found
-
-
-def parameter_notes(source: str | Path) -> list[tuple[str, str, str]]:
-    """(name, default, meaning) of every parameter: the meaning is the comment the
-    ``parameters`` cell writes after the assignment."""
-    import io
-    import tokenize
-
-    import jupytext
-
-    notebook = jupytext.read(source)
-    cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
-    comments = {tok.start[0]: tok.string.lstrip("# ").strip()
-                for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline)
-                if tok.type == tokenize.COMMENT}
-    notes = []
-    for node in ast.parse(cell.source).body:
-        if isinstance(node, ast.Assign):
-            names = [n.id for t in node.targets
-                     for n in (t.elts if isinstance(t, ast.Tuple) else [t])
-                     if isinstance(n, ast.Name)]
-            default = ast.get_source_segment(cell.source, node.value) or ""
-            for name in names:
-                notes.append((name, default, comments.get(node.lineno, "")))
-    return notes
-
-
-def check_parameters(source: str | Path, given: Mapping[str, Any]) -> None:
-    """Raise a ValueError naming every given parameter the notebook does not declare."""
-    declared = declared_parameters(source)
-    unknown = [name for name in given if name not in declared]
-    if not unknown:
-        return
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, declared, n=1)
-        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    raise ValueError(
-        f"{Path(source).name} has no parameter {', '.join(hints)}; its parameters are "
-        f"{', '.join(declared)}. Nothing was run.")
-
-
-def parse_value(text: str) -> Any:
-    """A command-line value as papermill's ``-p`` reads it: int, float, bool, None or str."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return {"True": True, "False": False, "None": None}.get(text, text)
-
-
-def plain_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """``parameters`` with every numpy scalar as the Python value it holds (papermill
-    writes a value it does not know, such as ``numpy.int64(3)``, as the string ``'3'``)."""
-    return {name: value.item() if type(value).__module__ == "numpy"
-            and hasattr(value, "item") and getattr(value, "ndim", None) == 0 else value
-            for name, value in parameters.items()}
+from fedlib.render.notebook import check_parameters, parse_value, plain_parameters
 
 
 def partial_path(output: str | Path) -> Path:
@@ -201,9 +118,9 @@ def _rerun_hint(notebook: Path) -> str:
 
     chapter = notebook.name.split(".", 1)[0]
     if (PROJECT_ROOT / "notebooks" / f"{chapter}.py").is_file():
-        return (f"make rebuild-all, or .venv/bin/python -m fedlib.execute "
+        return (f"make rebuild-all, or .venv/bin/python -m fedlib.render.execute "
                 f"notebooks/{chapter}.py {notebook}")
-    return "make rebuild-all, or .venv/bin/python -m fedlib.execute with its source"
+    return "make rebuild-all, or .venv/bin/python -m fedlib.render.execute with its source"
 
 
 def fold_code(notebook: str | Path) -> None:
@@ -254,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(error), file=sys.stderr)
         return 2
     if args.note is not None:
-        from fedlib.chapter import markdown_text
+        from fedlib.render.markdown import markdown_text
 
         write_tier_note(args.source, args.output, markdown_text(args.note),
                         scale=str(parameters.get("scale", "paper")))
@@ -293,8 +210,9 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     removed. Other failures fail."""
     from papermill.exceptions import PapermillExecutionError
 
-    from fedlib.chapter import markdown_code, markdown_text, writable_claims_folder
     from fedlib.paths import atomic_path
+    from fedlib.render.markdown import markdown_code, markdown_text
+    from fedlib.render.notebook import writable_claims_folder
 
     folder = writable_claims_folder(parameters.get("claims_dir", ""))
     paper = Path(source).stem
@@ -311,7 +229,7 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
         with atomic_path(marker) as tmp:
             tmp.write_text(reason + "\n")
         scale = str(parameters.get("scale", "paper"))
-        command = (f".venv/bin/python -m fedlib.execute notebooks/{paper}.py out.ipynb "
+        command = (f".venv/bin/python -m fedlib.render.execute notebooks/{paper}.py out.ipynb "
                    f"-p scale {scale}")
         if error.ename == "MissingRunsError":
             remedy = (f"Compute them with {markdown_code(command)} (resumable; finished runs "
@@ -352,11 +270,11 @@ def _chapter_title(source: str | Path) -> str:
 def write_tier_note(source: str | Path, output: str | Path, text: str, *,
                     scale: str = "paper") -> None:
     """Put a page saying ``text`` (Markdown: a value in it escaped by the caller, e.g.
-    with :func:`fedlib.chapter.markdown_text`) where a rendering of a chapter would be
+    with :func:`fedlib.render.markdown.markdown_text`) where a rendering of a chapter would be
     (``output`` with the suffix ``.md``), and remove any older rendering. Its title is the
     chapter's, naming the tier ``scale``, as on a rendered page (:func:`label_tier_page`)."""
-    from fedlib.chapter import markdown_text
     from fedlib.paths import atomic_path
+    from fedlib.render.markdown import markdown_text
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -371,10 +289,10 @@ def tier_opening(scale: str, chapter: str, *, lead: bool) -> str:
     """The note (MyST) that opens a chapter's page and says which tier it is: the page
     leading the chapter (``lead``: rendered from stored runs, its other page one folder up)
     or the chapter at the build's tier (its leading page in ``published/``). Every chapter
-    computes the numbers its prose quotes at the page's tier (:mod:`fedlib.prose`); the
+    computes the numbers its prose quotes at the page's tier (:mod:`fedlib.render.prose`); the
     records of the authors' own code are fixed."""
-    from fedlib.chapter import tier_meaning
-    from fedlib.claims import COMPANION_CHAPTERS
+    from fedlib.render.markdown import tier_meaning
+    from fedlib.verdicts.claims import COMPANION_CHAPTERS
 
     meaning = tier_meaning(scale, chapter)
     if lead:
@@ -400,7 +318,7 @@ def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
                     chapter: str | None = None) -> None:
     """Label an executed chapter with its tier ``scale``: a note under its title says which
     tier the page is (:func:`tier_opening`), and every figure and table caption opens with
-    a tier badge (:func:`fedlib.chapter.badge_captions`).
+    a tier badge (:func:`fedlib.render.markdown.badge_captions`).
 
     ``lead``: the page leads its chapter beside the page at the book's tier, so its
     labels (of figures, tables and sections) and the references to them get a
@@ -412,8 +330,8 @@ def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
 
     import nbformat
 
-    from fedlib.chapter import badge_captions
     from fedlib.paths import atomic_path
+    from fedlib.render.markdown import badge_captions
 
     if not isinstance(scale, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", scale):
         raise ValueError(f"scale={scale!r} cannot name a tier page or prefix its labels; "

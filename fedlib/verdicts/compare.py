@@ -24,7 +24,7 @@ the verdict reads the mean difference over the repeats and its confidence interv
     no statement can be made; the evidence says which.
 
 A claim with no randomness in it (a closed form, an accountant's number) is judged
-exactly by the caller and recorded as such (:meth:`fedlib.claims.ClaimSheet.exact`).
+exactly by the caller and recorded as such (:meth:`fedlib.verdicts.claims.ClaimSheet.exact`).
 """
 
 from __future__ import annotations

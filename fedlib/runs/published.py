@@ -30,7 +30,7 @@ own, so that readers see every field of every run written out
 run written out in full) are still read; every write (export, prune, ``compact``)
 writes this layout. One run per line, so that a new export is a readable diff.
 
-A published run keeps the rows its experiment declares (:mod:`fedlib.published_rows`):
+A published run keeps the rows its experiment declares (:mod:`fedlib.runs.rows`):
 where no figure or claim reads every row (PPSGD's synthetic runs, 300 iterations each),
 the export keeps the steps they read and the last, with the full run's values; the
 digest and the row count are those of the kept rows.
@@ -49,21 +49,20 @@ lock on the experiment's folder (``<experiment>/.lock``) from reading the store 
 writing it, so that two exports at once both keep their runs; under it, the temporary
 files an interrupted export left behind are removed (git ignores both).
 
-``python -m fedlib.published export --tier paper [EXPERIMENT ...]`` exports the runs of a
-tier that are in the local cache and current; ``python -m fedlib.published status``
-lists what is published and whether it is current; ``python -m fedlib.published prune
+``python -m fedlib.runs export --tier paper [EXPERIMENT ...]`` exports the runs of a
+tier that are in the local cache and current; ``python -m fedlib.runs status``
+lists what is published and whether it is current; ``python -m fedlib.runs prune
 [EXPERIMENT ...]`` removes the stale runs once their replacements are exported;
-``python -m fedlib.published compact [EXPERIMENT ...]`` writes a manifest of an older
-layout again in this one, changing no run; ``python -m fedlib.published confirm
+``python -m fedlib.runs compact [EXPERIMENT ...]`` writes a manifest of an older
+layout again in this one, changing no run; ``python -m fedlib.runs confirm
 EXPERIMENT`` enters stale runs again under their current keys after an edit meant to
 change no result, when a sample of them computed again is identical
-(:mod:`fedlib.published_confirm`).
+(:mod:`fedlib.runs.confirm`).
 """
 
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import hashlib
 import json
@@ -86,20 +85,17 @@ import pyarrow.parquet as pq
 
 import fedlib
 from fedlib import paths
-from fedlib.published_rows import kept_rows
-from fedlib.sweeps import (
+from fedlib.runs.cache import DamagedRunError, MissingRunsError, ResultStore, stored_only
+from fedlib.runs.keys import (
     RUN_KEY_LENGTH,
-    DamagedRunError,
-    MissingRunsError,
-    ResultStore,
     code_files,
     code_fingerprint,
     content_digest,
     content_digests,
     is_run_key,
     run_key,
-    stored_only,
 )
+from fedlib.runs.rows import kept_rows
 from fedlib.tiers import SCALES
 
 PUBLISHED_LAYOUT = "fedlib-published/3"
@@ -139,8 +135,8 @@ _RUN_FIELDS = ("tier", "config", "module", "runner", "group", "columns", "sha256
                "wall_seconds", "cpu_seconds", "torch_threads", *_TEXT_FIELDS)
 _OPTIONAL_FIELDS = ("confirmed", "environment")
 """Fields a run may hold: ``confirmed``, how a run computed with earlier code was checked
-against the code of its key (:mod:`fedlib.published_confirm`); ``environment``, the lock its
-packages were installed from (:func:`fedlib.environment.environment_description`; runs
+against the code of its key (:mod:`fedlib.runs.confirm`); ``environment``, the lock its
+packages were installed from (:func:`fedlib.runs.environment.environment_description`; runs
 computed before the environment was locked have none)."""
 _SHARED_BY = ("tier", "module", "runner", "group", "columns", "code_fingerprint",
               "fedlib_version", "commit", "machine", "environment", "torch_threads")
@@ -422,7 +418,7 @@ def _check_sections(manifest: dict[str, Any], sections: Sequence[str]) -> None:
 def _store_error(path: Path, problem: Exception | str) -> PublishedStoreError:
     return PublishedStoreError(
         f"{path}: {problem}; restore the file from git (git checkout -- {paths.shown(path)}) "
-        "or export its runs again (python -m fedlib.published export --tier <tier>)")
+        "or export its runs again (python -m fedlib.runs export --tier <tier>)")
 
 
 def _first_clause(error: BaseException) -> str:
@@ -577,7 +573,7 @@ class PublishedStore:
 
     def load(self, key: str) -> pd.DataFrame:
         """The published table of ``key``, checked against its digest
-        (:class:`fedlib.sweeps.DamagedRunError` when it does not match)."""
+        (:class:`fedlib.runs.cache.DamagedRunError` when it does not match)."""
         if key not in self.runs():
             raise KeyError(f"run {key} is not published for {self.experiment}")
         found, damaged = self.find([key])
@@ -671,7 +667,7 @@ class PublishedStore:
         gives it) under ``tier``, replacing a published run of the same key; the tier's
         table and the manifest are each written atomically, under the experiment's lock.
         Each run keeps the rows its experiment's rule keeps
-        (:func:`fedlib.published_rows.kept_rows`; every row without a rule), and its
+        (:func:`fedlib.runs.rows.kept_rows`; every row without a rule), and its
         digest is theirs. Returns how many were new."""
         if tier not in SCALES:
             raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
@@ -702,7 +698,7 @@ class PublishedStore:
         """Enter the published runs ``renames`` names (old key -> new key) under their new
         keys, their rows and provenance unchanged but for the code's fingerprint and a
         ``confirmed`` note, added to those of earlier confirmations
-        (:func:`fedlib.published_confirm.confirm` decides which runs);
+        (:func:`fedlib.runs.confirm.confirm` decides which runs);
         under the experiment's lock. The tables first gain the rows under the new keys,
         then the manifest names them, then the old rows go: a reader never finds a named
         run without its rows."""
@@ -1157,7 +1153,7 @@ def left_out_lines(report: ExportReport) -> list[str]:
         if tier == "":
             lines.append(f"{runs} {'has' if count == 1 else 'have'} no tier (computed through "
                          "the Python API without a tier): not exported; compute them through "
-                         "their chapter, or call fedlib.sweeps.set_tier_label(<tier>) before "
+                         "their chapter, or call fedlib.runs.cache.set_tier_label(<tier>) before "
                          "sweeping")
         elif tier in SCALES:
             lines.append(f"{runs} {'is' if count == 1 else 'are'} of the {tier} tier: not "
@@ -1185,7 +1181,7 @@ def _stale_files(module: str, recorded: tuple[tuple[str, str], ...]) -> tuple[st
 def status_table(root: Path | None = None) -> pd.DataFrame:
     """One row per published experiment and tier: runs, how many are current, stale and
     damaged (table unreadable or digest mismatch), how many were carried over an edit by a
-    confirmation (:mod:`fedlib.published_confirm`), the files whose change made the stale
+    confirmation (:mod:`fedlib.runs.confirm`), the files whose change made the stale
     ones stale, CPU hours, the machines and dates, and size."""
     root = root or paths.published_dir()
     rows = []
@@ -1276,109 +1272,3 @@ def provenance_line(experiment: str, keys: Iterable[str]) -> str:
             + (f"; {confirmed} of them carried over a later edit of the code that changes "
                "no result, checked by computing a sample again" if confirmed else "") + ")")
     return line + (f"; {local} were computed by this build." if local else ".")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.published",
-                                     description="Export and inspect published runs.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    out = commands.add_parser("export", help="publish the current runs of a tier from the "
-                              "local cache")
-    out.add_argument("--tier", required=True, choices=SCALES)
-    out.add_argument("experiments", nargs="*",
-                     help="experiment folders of the cache (default: all of them)")
-    commands.add_parser("status", help="what is published and whether it is current")
-    prune = commands.add_parser("prune", help="remove the stale published runs (after "
-                                "their replacements are exported)")
-    prune.add_argument("experiments", nargs="*",
-                       help="published experiments (default: all of them)")
-    compact = commands.add_parser("compact", help="write manifests of an older layout "
-                                  f"again in {PUBLISHED_LAYOUT} (runs unchanged)")
-    compact.add_argument("experiments", nargs="*",
-                         help="published experiments (default: all of them)")
-    from fedlib.published_confirm import SAMPLE_CPU_HOURS, SAMPLE_GROUPS
-
-    confirm = commands.add_parser(
-        "confirm", help="after an edit meant to change no result: compute a sample of the "
-        "stale runs again and, if every table is identical, enter the stale runs again "
-        "under their current keys")
-    confirm.add_argument("experiments", nargs="+", help="published experiments")
-    confirm.add_argument("--groups", type=int, default=SAMPLE_GROUPS,
-                         help="groups computed again per tier and code version (default "
-                         f"{SAMPLE_GROUPS})")
-    confirm.add_argument("--cpu-hours", type=float, default=SAMPLE_CPU_HOURS,
-                         help="recorded CPU-hours the sample of a tier and code version may "
-                         f"cost (default {SAMPLE_CPU_HOURS}; the cheapest group when none "
-                         "fits)")
-    confirm.add_argument("--rtol", type=float, default=0.0,
-                         help="relative difference allowed in floating-point values (default "
-                         "0: identical tables; runs computed on another processor round "
-                         "float32 sums otherwise)")
-    args = parser.parse_args(argv)
-    try:
-        return _COMMANDS[args.command](args)
-    except PublishedStoreError as error:
-        raise SystemExit(f"error: {error}") from error
-
-
-def _status_command(args: argparse.Namespace) -> int:
-    table = status_table()
-    print(table.to_string(index=False) if not table.empty else "nothing is published")
-    for line in leftover_lines():
-        print(line)
-    return 0
-
-
-def _prune_command(args: argparse.Namespace) -> int:
-    for name in args.experiments or published_experiments():
-        store = PublishedStore(name)
-        if not store.manifest_path.is_file():
-            raise SystemExit(f"nothing is published for {name!r} (no {store.manifest_path})")
-        print(f"{name}: {store.prune()} stale runs removed")
-    return 0
-
-
-def _compact_command(args: argparse.Namespace) -> int:
-    for name in args.experiments or published_experiments():
-        before, after, written = PublishedStore(name).compact()
-        if not written:
-            print(f"{name}: manifest {before} bytes, already written in {PUBLISHED_LAYOUT}")
-        else:
-            print(f"{name}: manifest written in {PUBLISHED_LAYOUT}, {before} -> {after} bytes")
-    return 0
-
-
-def _export_command(args: argparse.Namespace) -> int:
-    cache_root = paths.results_dir()
-    names = args.experiments or sorted(p.name for p in cache_root.glob("*") if p.is_dir())
-    for name in names:
-        report = export(name, args.tier)
-        print(f"{name}: {report.exported} {args.tier}-tier runs published ({report.new} new); "
-              f"{report.stale} stale cached runs left out")
-        for line in left_out_lines(report):
-            print(f"{name}: {line}")
-    return 0
-
-
-def _confirm_command(args: argparse.Namespace) -> int:
-    from fedlib.published_confirm import ConfirmationError, confirm
-
-    for name in args.experiments:
-        try:
-            done = confirm(name, groups=args.groups, cpu_hours=args.cpu_hours,
-                           rtol=args.rtol)
-        except (ConfirmationError, ValueError) as error:
-            raise SystemExit(f"error: {error}") from error
-        print(f"{name}: {done.confirmed} of {done.stale} stale runs confirmed and entered "
-              f"under their current keys ({len(done.recomputed)} groups computed again, "
-              f"{done.cpu_seconds / 60:.1f} CPU-minutes)")
-    return 0
-
-
-_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "status": _status_command, "prune": _prune_command, "export": _export_command,
-    "compact": _compact_command, "confirm": _confirm_command}
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Judging claims: declared comparisons and their verdicts, and the claims model."""
