@@ -58,6 +58,8 @@ from IPython.display import Markdown, display
 from fedlib.papers.dpditto import bound, figures, noise_probe
 from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
+from fedlib.papers.dpditto import notes as dc_notes
+from fedlib.papers.dpditto import readouts as dc_readouts
 from fedlib.papers.dpditto.paper_tier import (
     PAPER_GRID,
     low_epsilon_panel,
@@ -150,7 +152,7 @@ display(Markdown(PAPER_GRID.describe()))
 # ```
 
 # %%
-privacy = dc.privacy_table(setup.clip, 2625, (10, 100), (1.0, 10.0, 100.0))
+privacy = dc_readouts.privacy_table(setup.clip, 2625, (10, 100), (1.0, 10.0, 100.0))
 display(privacy.round(5))
 display(Markdown(dc.privacy_verdict(privacy)))
 
@@ -186,11 +188,11 @@ glue_figure("dpditto_fig2", figures.figure_2(curves))
 runs = dd.run(setup, seed, **chapter.sweep_args)
 repeat_runs, repeats_left_out = run_repeats(setup, seed, scale, **chapter.sweep_args)
 runs = pd.concat([runs, repeat_runs], ignore_index=True)
-display(dc.run_counts(runs))
+display(dc_readouts.run_counts(runs))
 for part, why in repeats_left_out.items():
     display(Markdown(f"Not on this page: {part} ({why}); the claims read the runs above."))
-if dc.rounds_left_out(runs):
-    display(Markdown(dc.rounds_left_out(runs)))
+if dc_readouts.rounds_left_out(runs):
+    display(Markdown(dc_readouts.rounds_left_out(runs)))
 
 # %% [markdown]
 # ## Figures 3 and 4: DP-Ditto against the DP baselines
@@ -221,7 +223,7 @@ for panel in setup.compare_panels[1:]:
 # variance of the training losses; DP-FedAvg is shown too, outside the paper's claim).
 
 # %%
-display(dc.headlines(runs, setup).round(2))
+display(dc_readouts.headlines(runs, setup).round(2))
 chance_note = dc.near_chance_note(runs, setup, figures.panel_label)
 if chance_note:
     display(Markdown(chance_note))
@@ -245,7 +247,7 @@ glue_figure("dpditto_fig5", figures.figure_5(runs, setup))
 # %%
 glue_figure("dpditto_fig6", figures.figure_6(runs, setup))
 glue_figure("dpditto_fig7", figures.figure_7(runs, setup))
-t_opt, lam_opt, path = dc.alternating_search(runs, setup.lambda_panels[0],
+t_opt, lam_opt, path = dc_readouts.alternating_search(runs, setup.lambda_panels[0],
                                              setup.fig6_epsilon, setup.fig5_lambda)
 display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = "
                  f"({t_opt}, {lam_opt:g}); path {path}."))
@@ -297,7 +299,7 @@ else:
     for eps in low_setup.compare_epsilons:
         display(Markdown(f"**{figures.panel_label(low_panel)}, eps = {eps:g}**: mean over T, "
                          "then over seeds, with the 95% interval over seeds."))
-        display(dc.method_table(low_runs, low_panel, eps).round(4))
+        display(dc_readouts.method_table(low_runs, low_panel, eps).round(4))
     figures.show(figures.compare_figure(low_runs, low_setup, low_panel))
     display(Markdown(
         f"Figures 3 and 4 at eps = 1 (left) and 10 (right), {figures.panel_label(low_panel)}: "
@@ -362,7 +364,7 @@ show_claims(claims)
 # Verdicts that changed with this way of judging, and the claims restated:
 
 # %%
-display(Markdown(verdict_changes(claims, dc.VERDICT_CHANGES)))
+display(Markdown(verdict_changes(claims, dc_notes.VERDICT_CHANGES)))
 
 # %% [markdown]
 # ```{glue:figure} dpditto_claims_table
@@ -404,7 +406,7 @@ display(Markdown(verdict_changes(claims, dc.VERDICT_CHANGES)))
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(claims, dc.TIER_NOTES)
+chapter.compare_tiers(claims, dc_notes.TIER_NOTES)
 
 # %% [markdown]
 # Both tiers judge the same claims. The quick tier reads the MNIST claims of Figures 3,
@@ -429,13 +431,13 @@ def dnn_value(method, epsilon, column):
     """A method's mean over T and seeds on the paper tier's MNIST DNN panel."""
     if paper_runs is None or "mnist-dnn" not in paper_setup.compare_panels:
         return UNSTORED
-    table = dc.method_table(paper_runs, "mnist-dnn", epsilon)
+    table = dc_readouts.method_table(paper_runs, "mnist-dnn", epsilon)
     rows = table[table["method"].str.startswith(method)]
     return float(rows[column].iloc[0]) if len(rows) else UNSTORED
 
 
 dnn_seeds = (0 if paper_runs is None else
-             dc.common_rounds(paper_runs).query("panel == 'mnist-dnn'")["seed"].nunique())
+             dc_readouts.common_rounds(paper_runs).query("panel == 'mnist-dnn'")["seed"].nunique())
 low_eps, high_eps = paper_setup.compare_epsilons
 say("The paper tier's DNN runs have {seeds} seed(s){consequence}. There, at "
     "ε = {low:g}, DP-APPLE reaches a test accuracy of {apple_low:.3f} against "
@@ -445,7 +447,7 @@ say("The paper tier's DNN runs have {seeds} seed(s){consequence}. There, at "
     "(means over T and seeds{rounds}). Its logistic-regression panel has {mlr_seeds} seeds, and "
     "the Figure 5 claims on it are judged at both tiers.",
     seeds=dnn_seeds,
-    rounds=("" if paper_runs is None or not dc.rounds_left_out(paper_runs) else
+    rounds=("" if paper_runs is None or not dc_readouts.rounds_left_out(paper_runs) else
             ", over the T every seed ran"),
     consequence=(", so its claims on the DNN are not run until more repeats are computed; "
                  "its single-seed means stay in the evidence") if dnn_seeds == 1 else "",

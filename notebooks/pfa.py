@@ -55,6 +55,8 @@ from scipy import stats
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
+from fedlib.papers.pfa import notes as pfa_notes
+from fedlib.papers.pfa import readouts as pfa_readouts
 from fedlib.papers.pfa.paper_tier import (
     PAPER_GRID,
     repeats_text,
@@ -91,7 +93,7 @@ setup = PAPER_GRID.tier(scale)
 # code (see [below](pfa-authors-code)). This build's tier:
 
 # %%
-display(pfa_claims.setup_table(setup, scale, repeats_text(setup, scale)))
+display(pfa_readouts.setup_table(setup, scale, repeats_text(setup, scale)))
 
 # %% [markdown]
 # (pfa-paper-grid)=
@@ -110,8 +112,8 @@ fig5_runs, left_out = run_figure_5_halves(setup, seed, left_out, **chapter.sweep
 runs = pd.concat([runs, fig5_runs, repeat_runs], ignore_index=True)
 for part, why in repeats_left_out.items():
     display(Markdown(f"Not on this page: {part} ({why}); the claims read the runs stored."))
-final = pfa_claims.final_accuracy(runs)
-curves = pfa_claims.accuracy_curves(runs)
+final = pfa_readouts.final_accuracy(runs)
+curves = pfa_readouts.accuracy_curves(runs)
 claims = pfa_claims.evaluate(runs, scale, setup.k, left_out)
 UNSTORED = Missing("not available (the paper tier's runs are not stored)")
 
@@ -296,8 +298,8 @@ else:
 
 # %%
 glue_figure_of_parts("pfa_fig7", ["fig3"], left_out,
-                     lambda: pfa_figures.figure_7(pfa_claims.uplink_traffic(runs)))
-display(pfa_claims.paper_uplink_table(setup.k))
+                     lambda: pfa_figures.figure_7(pfa_readouts.uplink_traffic(runs)))
+display(pfa_readouts.paper_uplink_table(setup.k))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig7
@@ -328,7 +330,7 @@ glue_figure_of_parts("pfa_fig8", ["fig8"], left_out, lambda: pfa_figures.figure_
 
 # %%
 glue_figure_of_parts("pfa_fig13", ["fig3"], left_out,
-                     lambda: pfa_figures.figure_13(pfa_claims.spectrum_table(runs)))
+                     lambda: pfa_figures.figure_13(pfa_readouts.spectrum_table(runs)))
 
 # %% [markdown]
 # ```{glue:figure} pfa_fig13
@@ -367,7 +369,7 @@ glue_figure_of_parts("pfa_fig13", ["fig3"], left_out,
 glue_figure_of_parts("pfa_text_projection", ["fig3", "authors"], left_out,
                      lambda: pfa_figures.figure_text_projection(final))
 if not {"fig3", "authors"} & set(left_out):
-    display(pfa_claims.text_projection_table(final))
+    display(pfa_readouts.text_projection_table(final))
 
 # %% [markdown]
 # ```{glue:figure} pfa_text_projection
@@ -420,7 +422,7 @@ say("At this tier the text's form ends {code_lo:+.1f} to {code_hi:+.1f} points f
     code_authors=status_of(claims, "fig3-ordering-authors-rdp"))
 
 hundred_runs = paper_tier_runs("authors")
-hundred = (None if hundred_runs is None or hundred_runs.empty else pfa_claims.final_accuracy(
+hundred = (None if hundred_runs is None or hundred_runs.empty else pfa_readouts.final_accuracy(
     hundred_runs[hundred_runs["rounds"] == hundred_runs["rounds"].max()], last=10))
 if hundred is not None:
     hundred = hundred[(hundred["calibration"] == "rdp") & (hundred["model"] == "logr-authors")
@@ -461,15 +463,15 @@ else:
 # accuracy each method reaches at its own rate.
 
 # %%
-validation = pfa_claims.final_validation(runs)
+validation = pfa_readouts.final_validation(runs)
 if "lr" not in left_out and validation.empty:
     glue("pfa_lr_grid", Markdown("The learning-rate grid is not run at this tier."),
          display=False)
 else:
     glue_figure_of_parts("pfa_lr_grid", ["lr"], left_out, lambda: pfa_figures.figure_lr_grid(
-        validation, pfa_claims.chosen_rates(validation)))
+        validation, pfa_readouts.chosen_rates(validation)))
 if not validation.empty:
-    display(pfa_claims.lr_grid_table(final, validation))
+    display(pfa_readouts.lr_grid_table(final, validation))
 
 # %% [markdown]
 # ```{glue:figure} pfa_lr_grid
@@ -482,7 +484,7 @@ if not validation.empty:
 # ```
 
 # %%
-chosen = pfa_claims.chosen_rates(validation)
+chosen = pfa_readouts.chosen_rates(validation)
 if chosen.empty:
     say("The learning-rate grid is {missing} (or its runs are not stored in this build), so "
         "`fig3-ordering-tuned-lr` reads **{status}** here.", missing=Missing(),
@@ -545,7 +547,7 @@ show_claims(claims)
 # same runs, and the claims restated:
 
 # %%
-display(Markdown(verdict_changes(claims, pfa_claims.VERDICT_CHANGES)))
+display(Markdown(verdict_changes(claims, pfa_notes.VERDICT_CHANGES)))
 
 # %% [markdown]
 # ## Quick and paper tiers
@@ -556,7 +558,7 @@ display(Markdown(verdict_changes(claims, pfa_claims.VERDICT_CHANGES)))
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(claims, pfa_claims.TIER_NOTES)
+chapter.compare_tiers(claims, pfa_notes.TIER_NOTES)
 
 # %% [markdown]
 # ### Reading the verdicts
@@ -662,7 +664,7 @@ say("Measured at this tier: under Uniform and Gauss budgets (Figure 4) FedAvg en
 
 # %%
 tier_fig3 = {t: tier_runs(t, "fig3") for t in ("quick", "paper")}
-tier_fig3_final = {t: None if r is None or r.empty else pfa_claims.final_accuracy(r)
+tier_fig3_final = {t: None if r is None or r.empty else pfa_readouts.final_accuracy(r)
                    for t, r in tier_fig3.items()}
 
 
@@ -723,7 +725,7 @@ else:
 # %%
 fig4_paper_runs = paper_tier_runs("fig4")
 fig4_paper = (None if fig4_paper_runs is None or fig4_paper_runs.empty
-              else pfa_claims.final_accuracy(fig4_paper_runs))
+              else pfa_readouts.final_accuracy(fig4_paper_runs))
 
 
 def fig4_value(distribution, aggregator):
@@ -773,7 +775,7 @@ else:
 
 # %%
 public_budgets = (None if fig4_paper_runs is None or fig4_paper_runs.empty
-                  else pfa_claims.public_budgets_table(fig4_paper_runs))
+                  else pfa_readouts.public_budgets_table(fig4_paper_runs))
 
 
 def seeds_text(frame):
@@ -795,13 +797,13 @@ def public_range(frame):
 
 if public_budgets is not None:
     shown = public_budgets.drop(columns=["figure", "dataset"]).round(3)
-    shown[pfa_claims.TOP_COLUMN] = shown[pfa_claims.TOP_COLUMN].astype("string").fillna(
+    shown[pfa_readouts.TOP_COLUMN] = shown[pfa_readouts.TOP_COLUMN].astype("string").fillna(
         "not a mixture")
     display(shown)
     mixtures = public_budgets[public_budgets["distribution"].str.startswith("mixgauss")]
     n_public = public_count(public_budgets)
-    full = mixtures[mixtures[pfa_claims.TOP_COLUMN] >= n_public]
-    short = mixtures[mixtures[pfa_claims.TOP_COLUMN] < n_public]
+    full = mixtures[mixtures[pfa_readouts.TOP_COLUMN] >= n_public]
+    short = mixtures[mixtures[pfa_readouts.TOP_COLUMN] < n_public]
     n_clients = int(fig4_paper_runs["n_clients"].iloc[0])
     alike = {d: public_budgets[public_budgets["distribution"] == d]
              for d in ("uniform", "gauss")}
@@ -825,12 +827,12 @@ if public_budgets is not None:
         "{uniform_low:.1f} to {uniform_high:.1f}, and PFA ends at {pfa_gauss} against "
         "{pfa_uniform} under Uniform.",
         n_public=n_public, n_full=len(full), n_mix=len(mixtures), n_short=len(short),
-        top=pfa_claims.TOP_COLUMN,
+        top=pfa_readouts.TOP_COLUMN,
         seeds_full=seeds_text(full), seeds_short=seeds_text(short),
         pfa_full=between(full["PFA"]), fedavg_full=between(full["FedAvg"]),
         pfa_short=between(short["PFA"]), fedavg_short=between(short["FedAvg"]),
         low_budgets=between(short["smallest public budget"]), n_clients=n_clients,
-        chance=pfa_claims.short_of_public_chance("mixgauss1", n_clients),
+        chance=pfa_readouts.short_of_public_chance("mixgauss1", n_clients),
         gauss_low=public_range(alike["gauss"])[0], gauss_high=public_range(alike["gauss"])[1],
         uniform_low=public_range(alike["uniform"])[0],
         uniform_high=public_range(alike["uniform"])[1],
@@ -838,7 +840,7 @@ if public_budgets is not None:
     by_count = "; ".join(
         f"{count} ({seeds_text(group)}): WeiAvg {between(group['WeiAvg'])}, "
         f"PFA {between(group['PFA'])}"
-        for count, group in mixtures.groupby(pfa_claims.TOP_COLUMN))
+        for count, group in mixtures.groupby(pfa_readouts.TOP_COLUMN))
     say("WeiAvg, which weighs each update by its client's budget, follows how many clients "
         "drew from the component at 10 rather than whether the public set is full, while "
         "PFA's subspace stays that of its {n_public} public clients however many there are. "
@@ -866,11 +868,11 @@ if public_budgets is not None:
 beside_runs = [found for found in (paper_tier_runs("fig3"), paper_tier_runs("fig8"))
                if found is not None and not found.empty]
 if public_budgets is not None and beside_runs:
-    beside = pfa_claims.public_budgets_table(pd.concat(beside_runs), ("fig3", "fig8"))
+    beside = pfa_readouts.public_budgets_table(pd.concat(beside_runs), ("fig3", "fig8"))
     beside = beside[beside["distribution"].str.startswith("mixgauss")]
     n_public_b = public_count(beside)
-    full_b = beside[beside[pfa_claims.TOP_COLUMN] >= n_public_b]
-    short_b = beside[beside[pfa_claims.TOP_COLUMN] < n_public_b]
+    full_b = beside[beside[pfa_readouts.TOP_COLUMN] >= n_public_b]
+    short_b = beside[beside[pfa_readouts.TOP_COLUMN] < n_public_b]
     say("The CNN settings of Figures 3 and 8 (MNIST and Fashion-MNIST, IID; MNIST "
         "non-IID) draw their MixGauss1 budgets from the same seeds, and show the same "
         "split over {n_seeds} seeds: PFA ends at {pfa_full} where the public clients all "
@@ -911,9 +913,9 @@ if scale != "paper":
 if "authors" in left_out:
     display(Markdown(left_out_note(["authors"], left_out)))
 else:
-    comparison = pfa_claims.authors_comparison(runs, paper_authors)
-    display(pfa_claims.authors_table(comparison))
-    display(pfa_claims.authors_by_seed(comparison).round(3))
+    comparison = pfa_readouts.authors_comparison(runs, paper_authors)
+    display(pfa_readouts.authors_table(comparison))
+    display(pfa_readouts.authors_by_seed(comparison).round(3))
 
 # %% [markdown]
 # Final accuracy (mean of the last 10 evaluations), mean ± sd over seeds (number of
@@ -987,19 +989,19 @@ else:
 
 # %%
 example = pfa.configs(setup, seed)[0]
-ledger = pfa_claims.ledger_table(example)
+ledger = pfa_readouts.ledger_table(example)
 display(ledger.round(3))
-display(Markdown(pfa_claims.ledger_note(example, ledger)))
+display(Markdown(pfa_readouts.ledger_note(example, ledger)))
 
 # %% [markdown]
 # The same for the first closed-form run of the authors' defaults (its noise is the
 # closed form's; the spent columns give what it costs under the accountants):
 
 # %%
-authors_example = pfa_claims.authors_example(setup, seed)
-authors_ledger = pfa_claims.ledger_table(authors_example)
+authors_example = pfa_readouts.authors_example(setup, seed)
+authors_ledger = pfa_readouts.ledger_table(authors_example)
 display(authors_ledger.round(3))
-display(Markdown(pfa_claims.ledger_note(authors_example, authors_ledger)))
+display(Markdown(pfa_readouts.ledger_note(authors_example, authors_ledger)))
 
 # %% [markdown]
 # ## Deviations from the paper

@@ -56,7 +56,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from fedlib.papers.ppsgd import claims, experiment, figures
+from fedlib.papers.ppsgd import claims, experiment, figures, notes, readouts
 from fedlib.papers.ppsgd.paper_tier import (
     PAPER_GRID,
     REPEAT_CUT,
@@ -111,7 +111,7 @@ setup = PAPER_GRID.tier(scale)
 # tier's $C=100$ figure below can only be pessimistic. The grid of this build:
 
 # %%
-display(claims.synthetic_grid_table(setup, scale, seed, synthetic_instance))
+display(readouts.synthetic_grid_table(setup, scale, seed, synthetic_instance))
 
 # %% [markdown]
 # (ppsgd-paper-grid)=
@@ -130,7 +130,7 @@ display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}\n\nThis build runs
 # %%
 runs_1a = run_repeats(setup, seed, scale, figure="1a", device=device,
                       instance=synthetic_instance, **chapter.sweep_args)
-curves_1a = claims.best_over_steps(runs_1a)
+curves_1a = readouts.best_over_steps(runs_1a)
 glue_figure("ppsgd_fig1a", figures.figure_1a(curves_1a))
 
 # %% [markdown]
@@ -160,7 +160,7 @@ show_claims(claims.figure1a_claims(curves_1a, scale))
 # users can do) is far below what 300 iterations reach:
 
 # %%
-display(claims.clipping_table(setup.synthetic, seed, synthetic_instance))
+display(readouts.clipping_table(setup.synthetic, seed, synthetic_instance))
 
 # %% [markdown]
 # The same grid with a clipping norm a hundred times larger, which the authors'
@@ -179,7 +179,7 @@ glue_figure("ppsgd_fig1a_loose_clip", figures.figure_1a_loose_clip(curves_1a))
 # ```
 
 # %%
-display(Markdown(claims.loose_clip_note(curves_1a, setup.synthetic, seed, synthetic_instance)))
+display(Markdown(readouts.loose_clip_note(curves_1a, setup.synthetic, seed, synthetic_instance)))
 
 # %% [markdown]
 # ## Which setting gives the published figure
@@ -290,7 +290,7 @@ say("The global plateau holds at: {plateau}. Global learning is the fastest earl
 # %%
 emnist_data = experiment.load_data("linear", setup.linear.max_users, setup.linear.test_fraction,
                                    seed, emnist_source)
-display(claims.emnist_data_table(emnist_data))
+display(readouts.emnist_data_table(emnist_data))
 
 # %% [markdown]
 # As in the authors' code the pixels are TFF's (1 = background, 0 = ink; the offline
@@ -301,7 +301,7 @@ display(claims.emnist_data_table(emnist_data))
 # this build (the step sizes are those the best-step minimum of every curve is taken over):
 
 # %%
-display(claims.emnist_grid_table(setup, seed))
+display(readouts.emnist_grid_table(setup, seed))
 
 # %% [markdown]
 # ## Figure 1c: linear model
@@ -309,7 +309,7 @@ display(claims.emnist_grid_table(setup, seed))
 # %%
 runs_1c = run_repeats(setup, seed, scale, figure="1c", device=device, source=emnist_source,
                       **chapter.sweep_args)
-curves_1c = claims.best_over_steps(runs_1c, "accuracy", higher_is_better=True)
+curves_1c = readouts.best_over_steps(runs_1c, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1c", figures.figure_1c(curves_1c, setup.linear.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
 
@@ -339,7 +339,7 @@ display(Markdown(claims.figure1c_note(runs_1c, curves_1c, setup, emnist_data.n_u
 # %%
 runs_1d = run_repeats(setup, seed, scale, figure="1d", device=device, source=emnist_source,
                       **chapter.sweep_args)
-curves_1d = claims.best_over_steps(runs_1d, "accuracy", higher_is_better=True)
+curves_1d = readouts.best_over_steps(runs_1d, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1d", figures.figure_1d(curves_1d, setup.cnn.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
 
@@ -370,7 +370,7 @@ display(Markdown(claims.figure1d_note(runs_1d, setup)))
 # %%
 runs_1d_small, small_left_out = run_small_steps(setup, seed, scale, device=device,
                                                 source=emnist_source, **chapter.sweep_args)
-curves_1d_small = claims.small_steps_curves(runs_1d_small, runs_1d)
+curves_1d_small = readouts.small_steps_curves(runs_1d_small, runs_1d)
 glue_figure_of_parts("ppsgd_fig1d_small", [SMALL_STEPS_PART], small_left_out,
                      lambda: figures.figure_1d(curves_1d_small, SMALL_STEPS_SIGMAS))
 show_claims(claims.small_steps_claims(curves_1d_small, scale, small_left_out))
@@ -397,7 +397,7 @@ display(Markdown(claims.small_steps_note(curves_1d_small)))
 
 # %%
 glue_figure("ppsgd_fig2", figures.figure_2(curves_1a, curves_1c))
-tradeoffs = claims.figure2_tradeoffs(curves_1a, curves_1c)
+tradeoffs = readouts.figure2_tradeoffs(curves_1a, curves_1c)
 show_claims(claims.figure2_claims(curves_1a, curves_1c, scale))
 display(pd.concat(tradeoffs))
 
@@ -451,7 +451,7 @@ display(pd.concat(tradeoffs))
 # training:
 
 # %%
-privacy = claims.privacy_table(setup, runs_1c, runs_1d)
+privacy = readouts.privacy_table(setup, runs_1c, runs_1d)
 glue("ppsgd_privacy_table", privacy.style.hide(axis="index").format(precision=3),
      display=False)
 
@@ -499,7 +499,7 @@ chapter.write_claims(all_claims)
 # earlier single-run reading, on the same runs:
 
 # %%
-display(Markdown(verdict_changes(all_claims, claims.VERDICT_CHANGES)))
+display(Markdown(verdict_changes(all_claims, notes.VERDICT_CHANGES)))
 
 # %% [markdown]
 # ## Quick and paper tiers
@@ -510,7 +510,7 @@ display(Markdown(verdict_changes(all_claims, claims.VERDICT_CHANGES)))
 # compare, and why a verdict flips where one does.
 
 # %%
-chapter.compare_tiers(all_claims, claims.TIER_NOTES)
+chapter.compare_tiers(all_claims, notes.TIER_NOTES)
 
 # %% [markdown]
 # ## Deviations from the paper

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.papers.ppsgd import claims, experiment, paper_tier
+from fedlib.papers.ppsgd import claims, experiment, paper_tier, readouts
 from fedlib.runs import cache as run_cache
 from fedlib.runs import keys as run_keys
 from fedlib.runs import rows as published_rows
@@ -33,22 +33,22 @@ def _run_table(last: int, first: int = 1) -> pd.DataFrame:
 @pytest.mark.parametrize("last", [300, 257, 40])
 def test_a_thinned_run_keeps_the_declared_steps_the_read_ones_and_the_last(last: int) -> None:
     full = _run_table(last)
-    thinned = claims.SYNTHETIC_ROWS.thin(full)
+    thinned = readouts.SYNTHETIC_ROWS.thin(full)
     kept = set(thinned["iteration"])
-    assert kept == claims.curve_iterations(last) | {last}
-    assert claims.claim_iterations(last) <= kept and last in kept
+    assert kept == readouts.curve_iterations(last) | {last}
+    assert readouts.claim_iterations(last) <= kept and last in kept
     if last >= 100:
         assert len(thinned) < len(full) / 3  # the grid does thin
     # The kept rows are the full run's rows, values and order unchanged.
     expected = full[full["iteration"].isin(kept)].reset_index(drop=True)
     pd.testing.assert_frame_equal(thinned, expected)
     # Thinning again keeps them all (a published run exported again is the same).
-    pd.testing.assert_frame_equal(claims.SYNTHETIC_ROWS.thin(thinned), thinned)
+    pd.testing.assert_frame_equal(readouts.SYNTHETIC_ROWS.thin(thinned), thinned)
 
 
 def test_the_claims_read_iterations_t_over_30_t_over_2_200_and_t() -> None:
-    assert claims.claim_iterations(300) == {10, 150, 200, 300}
-    assert claims.claim_iterations(120) == {4, 60, 120}
+    assert readouts.claim_iterations(300) == {10, 150, 200, 300}
+    assert readouts.claim_iterations(120) == {4, 60, 120}
 
 
 def test_a_rule_that_would_drop_a_claim_read_step_is_refused_naming_it() -> None:
@@ -61,7 +61,7 @@ def test_a_rule_that_would_drop_a_claim_read_step_is_refused_naming_it() -> None
 
 
 def test_runs_a_reader_walks_step_by_step_keep_every_row() -> None:
-    walked = replace(claims.SYNTHETIC_ROWS,
+    walked = replace(readouts.SYNTHETIC_ROWS,
                      whole=lambda config, tier: config["noise_multiplier"] == 1000.0)
     full = _run_table(300)
     pd.testing.assert_frame_equal(walked.thin(full, {"noise_multiplier": 1000.0}, "paper"),
@@ -78,19 +78,19 @@ def test_the_settings_sweep_runs_at_its_largest_noise_level_are_kept_whole() -> 
                       and c["clip"] == 0.1)
     other_step = next(c for c in grid_1a if c["noise_multiplier"] == 1000.0
                       and c["clip"] == 1.0 and c["step"] == 0.01)
-    assert claims.walked_step_by_step(loud, "paper")
-    assert claims.walked_step_by_step(loud, "quick")
-    assert not claims.walked_step_by_step(quiet, "paper")
-    assert not claims.walked_step_by_step(other_clip, "paper")  # a panel it does not run
+    assert readouts.walked_step_by_step(loud, "paper")
+    assert readouts.walked_step_by_step(loud, "quick")
+    assert not readouts.walked_step_by_step(quiet, "paper")
+    assert not readouts.walked_step_by_step(other_clip, "paper")  # a panel it does not run
     # A step size the sweep does not run, in a panel it walks: kept whole too (the best
     # over step sizes at an iteration is taken over every step or none).
-    assert claims.walked_step_by_step(other_step, "paper")
+    assert readouts.walked_step_by_step(other_step, "paper")
     # As the manifest writes a config (non-finite floats as text), the same answer.
-    assert claims.walked_step_by_step(run_keys._canonical(loud), "paper")
+    assert readouts.walked_step_by_step(run_keys._canonical(loud), "paper")
 
 
 def test_tables_the_rule_cannot_read_are_refused() -> None:
-    rule = claims.SYNTHETIC_ROWS
+    rule = readouts.SYNTHETIC_ROWS
     with pytest.raises(KeptRowsError, match="no 'iteration' column"):
         rule.thin(pd.DataFrame({"round": [1, 2]}))
     with pytest.raises(KeptRowsError, match="not steps"):
@@ -205,33 +205,33 @@ def test_the_ppsgd_claims_read_from_thinned_runs_are_those_of_the_full_runs(
     setup = replace(smoke, synthetic=replace(smoke.synthetic, iterations=300))
     monkeypatch.setattr(claims, "settings_setup",
                         lambda scale: setup if scale == "smoke" else experiment.tier(scale))
-    claims._walked_panels.cache_clear()
+    readouts._walked_panels.cache_clear()
     try:
         runs_1a = experiment.run(setup, 0, figure="1a", workers=1, progress=False)
         settings = experiment.run_settings(setup, 0, workers=1, progress=False)
         thin_1a, thin_settings = _thinned(runs_1a, "smoke"), _thinned(settings, "smoke")
     finally:
-        claims._walked_panels.cache_clear()
+        readouts._walked_panels.cache_clear()
     assert len(thin_1a) < len(runs_1a) / 3 and len(thin_settings) < len(settings)
     # Each kept row is the full run's row.
     merged = thin_1a.merge(runs_1a, on=["run_key", "iteration"], suffixes=("", "_full"))
     assert len(merged) == len(thin_1a)
     np.testing.assert_array_equal(merged["excess_risk"], merged["excess_risk_full"])
-    full, thin = claims.best_over_steps(runs_1a), claims.best_over_steps(thin_1a)
+    full, thin = readouts.best_over_steps(runs_1a), readouts.best_over_steps(thin_1a)
     # Every point of a curve drawn from the kept rows is the full curve's point.
-    points = thin.merge(full, on=claims.CURVE_KEYS, suffixes=("", "_full"))
+    points = thin.merge(full, on=readouts.CURVE_KEYS, suffixes=("", "_full"))
     assert len(points) == len(thin) < len(full)
     np.testing.assert_array_equal(points["excess_risk"], points["excess_risk_full"])
     for setting, part in thin_settings.groupby(claims.SETTING_KEYS):
         whole = settings.set_index(claims.SETTING_KEYS).loc[setting].reset_index()
-        points = claims.best_over_steps(part).merge(claims.best_over_steps(whole),
-                                                    on=claims.CURVE_KEYS, suffixes=("", "_f"))
+        points = readouts.best_over_steps(part).merge(readouts.best_over_steps(whole),
+                                                    on=readouts.CURVE_KEYS, suffixes=("", "_f"))
         np.testing.assert_array_equal(points["excess_risk"], points["excess_risk_f"])
     assert _claim_dicts(claims.figure1a_claims(thin, "smoke")) == _claim_dicts(
         claims.figure1a_claims(full, "smoke"))
-    pd.testing.assert_frame_equal(claims.final(thin).reset_index(drop=True),
-                                  claims.final(full).reset_index(drop=True))
-    assert (claims.loose_clip_note(thin, setup.synthetic, 0)
-            == claims.loose_clip_note(full, setup.synthetic, 0))
+    pd.testing.assert_frame_equal(readouts.final(thin).reset_index(drop=True),
+                                  readouts.final(full).reset_index(drop=True))
+    assert (readouts.loose_clip_note(thin, setup.synthetic, 0)
+            == readouts.loose_clip_note(full, setup.synthetic, 0))
     pd.testing.assert_frame_equal(claims.setting_verdicts(thin_settings),
                                   claims.setting_verdicts(settings))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 RULES: dict[str, str] = {
-    "ppsgd-synthetic": "fedlib.papers.ppsgd.claims:SYNTHETIC_ROWS",
+    "ppsgd-synthetic": "fedlib.papers.ppsgd.readouts:SYNTHETIC_ROWS",
 }
 """Per experiment (a sweep's name), the ``module:attribute`` of its :class:`KeptSteps`."""
 

@@ -15,13 +15,19 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.dpditto.baselines import BASELINES
-from fedlib.papers.dpditto.experiment import DELTA, DittoSetup
+from fedlib.papers.dpditto.experiment import DittoSetup
 from fedlib.papers.dpditto.paper_tier import low_epsilon_panel
-from fedlib.privacy.accounting import epsilon as accounted_epsilon
-from fedlib.privacy.calibration import (
-    dpditto_sensitivity,
-    dpditto_sigma,
-    dpditto_sigma_alternative,
+from fedlib.papers.dpditto.readouts import (
+    PAPER_GAIN,
+    PAPER_GAIN_SOURCE,
+    _label,
+    _seeds,
+    common_rounds,
+    comparison,
+    ditto,
+    headline_table,
+    read_panel,
+    tuned_lambda,
 )
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
@@ -38,227 +44,9 @@ from fedlib.verdicts.compare import (
 
 PAPER = "dpditto"
 
-TIER_NOTES = {
-    "fig5-mnist-mlr-approaches-noiseless":
-        "at the quick tier (T up to 20, five local steps) the noise hardly moves the "
-        "logistic-regression loss: even at epsilon = 1 its mean distance to the noiseless "
-        "curve is below 0.001, under the margin of 1% of the loss (0.0019), so the loss "
-        "cannot be seen approaching anything. Over the paper's T = 10 to 100 the gap at "
-        "epsilon = 1 is 0.011 (interval [0.010, 0.012] over five seeds) and vanishes at "
-        "epsilon = 100.",
-    "fig5-mnist-dnn-approaches-noiseless":
-        "the quick tier's short runs barely move the DNN's loss with the noise: at epsilon "
-        "= 1 its gap to the noiseless curve is 0.002, under the margin of 1% of the loss "
-        "(0.003), a tie; over the paper's T = 10 to 60 the gap at epsilon = 1 is 0.025 "
-        "[0.023, 0.027] over five seeds and shrinks to nothing at epsilon = 100.",
-    "fig7-mnist-dnn-optimal-T-rises":
-        "the quick tier runs the lambda grid on MNIST-MLR, not the paper's DNN, over a T "
-        "grid whose loss-optimal T is the same grid point for every lambda, a tie; the paper "
-        "tier's DNN over T = 10 to 60 has its optimum at 60 for lambda = 0.01 and 0.05 and "
-        "at 40 for every lambda >= 0.2, on every one of five seeds.",
-}
-"""Why a claim's verdict differs between the quick and the paper tier (for
-:meth:`fedlib.render.chapter.Chapter.compare_tiers`)."""
-ONE_SEED = "NOT-RUN (one seed)"
-THREE = "over three seeds at T = 10 to 60"
-FIVE = "over five seeds at T = 10 to 60 (the T every seed ran)"
-EPS1 = "over three seeds at T = 10, 20 and 40 (the eps=1 runs of the paper tier)"
-EPS1_FIVE = "over five seeds at T = 10, 20 and 40"
-MLR = "at the quick tier, read on MLR (the id named MLR before)"
-CNN = ("quick tier, old check and new on the same runs (three seeds, T = 1; the old quick "
-       "tier ran one seed at T = 1 and 3)")
-VERDICT_CHANGES = {
-    "fig3-4-mnist-dnn-ditto-best-accuracy":
-        f"{MLR}: HOLDS -> FAILS: DP-Ditto (0.958) and DP-FedAMP (0.958) tie within a point "
-        "of accuracy (difference 0.001 [-0.001, 0.002] over three paired seeds); "
-        f"paper tier FAILS -> {ONE_SEED} -> FAILS {THREE} -> FAILS {FIVE}: DP-APPLE is "
-        "ahead (0.986 against 0.980, difference -0.006 [-0.007, -0.005] at eps=10) and "
-        "DP-FedAMP ties (+0.006 [0.005, 0.007], inside the one-point margin).",
-    "fig3-4-mnist-dnn-ditto-best-fairness":
-        f"{MLR}: HOLDS -> INCONCLUSIVE: DP-Ditto's std is 2% below DP-FedAMP's, interval "
-        "[-2%, 6%] against a margin of 5%; "
-        f"paper tier FAILS -> {ONE_SEED} -> FAILS {THREE} -> FAILS {FIVE}: DP-Ditto's std "
-        "is 18-64% below DP-FedAMP's, DP-pFedMe's and DP-FedALA's, but DP-APPLE's is a "
-        "fifth of DP-Ditto's (0.006 against 0.027; at eps=100 the reduction is -4.0 "
-        "[-5.4, -2.7]).",
-    "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps":
-        f"{MLR}: HOLDS -> FAILS: the tuned lambda is 0.01 at both budgets on every seed, a "
-        "tie the old check (no larger) accepted and the paper's statement (smaller) does "
-        f"not; paper tier HOLDS -> {ONE_SEED} -> FAILS {THREE} -> FAILS {FIVE} (0.01 at both "
-        "budgets on every seed).",
-    "fig3-4-mnist-dnn-baselines-degrade":
-        f"{MLR}: FAILS -> FAILS; paper tier HOLDS -> {ONE_SEED} -> FAILS {THREE} -> FAILS "
-        f"{FIVE}: no baseline loses a point from eps=100 to 10 (DP-FedAMP -0.004 [-0.004, "
-        "-0.003]).",
-    "headline-mnist-dnn-gains":
-        f"{MLR}: FAILS -> FAILS (now in variance: the gain over DP-FedAMP is 3.5% in "
-        f"fairness and 0.07% in accuracy); paper tier FAILS -> {ONE_SEED} -> FAILS {THREE} "
-        f"-> FAILS {FIVE}: the gains in variance over DP-FedAMP, DP-pFedMe and DP-FedALA "
-        "pass 32.71% (35-87%, but over DP-FedAMP at eps=100 not surely: 35.0 [29.8, 40.2]), "
-        "the accuracy gains are 0.2-1.1%, far "
-        "from 9.66%, and DP-APPLE is both more "
-        "accurate and fairer.",
-    "fig5-mnist-mlr-approaches-noiseless":
-        "quick tier HOLDS -> FAILS: every gap to the noiseless curve is below 0.001, under "
-        "the margin of 1% of the loss, so the old check ranked gaps of 0.0000 against each "
-        "other; paper tier HOLDS -> HOLDS over three seeds -> HOLDS over five seeds (the "
-        "gap at eps=1 is 0.011 [0.010, 0.012], at eps=100 below 0.001).",
-    "fig5-mnist-mlr-critical-T":
-        "quick tier FAILS -> NOT-TESTABLE: the quick rounds (T = 5, 10, 20) end before the "
-        "loss turns, its lowest value (0.137) is at T = 20, the grid's open edge, where the "
-        "optimum may lie beyond; paper tier HOLDS -> HOLDS over three seeds (the loss "
-        "lowest at T = 40 on each) -> HOLDS over five seeds: over T = 10 to 100 the mean "
-        "loss is lowest at T = 40 (0.085), 0.014 [0.012, 0.016] below T = 10 and 0.005 "
-        "[0.003, 0.007] below T = 100.",
-    "fig5-mnist-dnn-approaches-noiseless":
-        "quick tier HOLDS -> FAILS on the same three seeds (the old check failed on the "
-        "old tier's one seed, and held on three by ranking gaps of 0.0000): the gap at "
-        "epsilon = 1 (0.002) is under the margin of 1% of the loss (0.003); paper tier "
-        f"HOLDS -> {ONE_SEED} -> HOLDS {THREE} -> HOLDS {FIVE} (the gap at eps=1 is 0.025 "
-        "[0.023, 0.027], and it shrinks to nothing at 100).",
-    "fig5-mnist-dnn-critical-T":
-        f"paper tier HOLDS -> {ONE_SEED} -> HOLDS {THREE} -> HOLDS {FIVE}: at eps=1 the "
-        "loss is lowest at T = 20 (0.080), below T = 10 by 0.002 [0.002, 0.003] and T = 60 "
-        "by 0.006 [0.005, 0.007], each above the margin of 1% of the loss.",
-    "fig3-4-fmnist-cnn-ditto-best-accuracy":
-        f"{CNN}: HOLDS -> INCONCLUSIVE: DP-Ditto (0.592) leads DP-FedAMP (0.576) by 0.016, "
-        "and the interval of that lead reaches below the margin of one point.",
-    "fig3-4-fmnist-cnn-ditto-best-fairness":
-        f"{CNN}: FAILS -> INCONCLUSIVE: DP-Ditto's std varies from seed to seed (0.215, "
-        "interval [0.083, 0.327]), so no comparison is decided; the old check failed on the "
-        "means against DP-APPLE (0.010, at chance accuracy) and DP-FedALA (0.025).",
-    "fig3-4-fmnist-cnn-smaller-lambda-at-smaller-eps":
-        f"{CNN}: HOLDS -> FAILS: each seed tunes the same lambda at both budgets (0.5 on "
-        "the seeds' mean), a tie the old check accepted and the paper's statement does not.",
-    "fig3-4-fmnist-cnn-baselines-degrade": f"{CNN}: FAILS -> FAILS.",
-    "headline-fmnist-cnn-gains":
-        f"{CNN}: FAILS -> INCONCLUSIVE: at one aggregation the per-seed gains spread too "
-        "widely to decide (the gain in variance over DP-FedAMP is 57%, interval [-25%, "
-        "139%]); only the accuracy gain over DP-APPLE, which sits at chance, is decided.",
-    "fig5-fmnist-cnn-approaches-noiseless":
-        f"{CNN}: HOLDS -> FAILS: at T = 1 every gap to the noiseless loss is 0.0000, under "
-        "the margin of 1% of the loss (0.012); the old check ranked ties.",
-    "fig6-mnist-dnn-small-lambda-rises":
-        f"{MLR}: HOLDS -> INCONCLUSIVE: accuracy rises by 0.013 from T = 5 to 20, interval "
-        f"[0.004, 0.023] against a margin of one point; paper tier HOLDS -> {ONE_SEED} -> "
-        f"FAILS {THREE} -> FAILS {FIVE}: accuracy rises by at most 0.007 [0.005, 0.008] "
-        "from T = 10 to 60, and by 0.005 [0.004, 0.006] at lambda = 0.05, inside the "
-        "one-point margin.",
-    "fig6-mnist-dnn-large-lambda-peaks":
-        f"{MLR}: FAILS -> NOT-TESTABLE: for every lambda >= 0.5 the best T is 20, the grid's "
-        f"open edge; paper tier FAILS -> {ONE_SEED} -> NOT-TESTABLE {THREE} -> "
-        f"NOT-TESTABLE {FIVE}: for every lambda >= 0.5 the best T is 60, the open edge of "
-        "the T the five seeds share.",
-    "fig6-mnist-dnn-smaller-lambda-fairer":
-        f"paper tier HOLDS -> {ONE_SEED} -> HOLDS {THREE} -> HOLDS {FIVE} (Spearman 1.0 on "
-        "every seed).",
-    "fig7-mnist-dnn-optimal-lambda-falls":
-        f"paper tier FAILS -> {ONE_SEED} -> FAILS {THREE} -> FAILS {FIVE}: the "
-        "fairness-optimal lambda is the grid's smallest at every T.",
-    "fig7-mnist-dnn-optimal-T-rises":
-        f"paper tier HOLDS -> {ONE_SEED} -> FAILS over three seeds at T = 10, 20 and 40 "
-        "(the loss-optimal T was 40, the largest, for every lambda) -> HOLDS "
-        f"{THREE} -> HOLDS {FIVE}: the loss-optimal T is 60 for lambda = 0.01 and 0.05 on "
-        "every seed, 40 on three seeds and 60 on two at lambda = 0.1, and 40 for every "
-        "lambda >= 0.2 on every seed.",
-    "fig3-4-mnist-dnn-baselines-fall-in-T":
-        f"paper tier {ONE_SEED} -> FAILS {THREE} -> FAILS {FIVE}: neither falls; "
-        "DP-FedALA's accuracy rises from T = 10 to 60 (+0.013 [0.009, 0.016] at eps=10), "
-        "DP-FedAMP's by 0.000 to 0.010.",
-    "fig3-4-mnist-dnn-apple-peaks-in-T":
-        f"paper tier {ONE_SEED} -> NOT-TESTABLE over three seeds at T = 10, 20 and 40 (best "
-        f"at 40, the open edge) -> FAILS {THREE} -> FAILS {FIVE}: at eps=10 DP-APPLE is "
-        "best at T = 40, 0.003 [0.002, 0.005] above T = 10 and level with T = 60, no peak "
-        "by a point; at eps=100 it is best at T = 60, the open edge.",
-    "fig6-mnist-dnn-fairness-degrades-improves-degrades":
-        f"paper tier {ONE_SEED} -> NOT-RUN over three seeds at T = 10, 20 and 40 (three "
-        f"values of T cannot show a rise, a fall and a second rise) -> FAILS {THREE} -> "
-        f"FAILS {FIVE}: the std falls from T = 10 to 20 (-0.012 [-0.016, -0.009]) instead "
-        "of degrading first, falls again to T = 40 and is level at 60.",
-    "fig3-4-mnist-dnn-ditto-best-accuracy-eps1":
-        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1} -> FAILS {EPS1_FIVE}: DP-Ditto "
-        "(0.979) leads DP-FedAMP, DP-pFedMe and DP-FedALA by 2 to 6 points, and DP-APPLE "
-        "(0.982) ties it (difference -0.003 [-0.005, -0.001]).",
-    "fig3-4-mnist-dnn-ditto-best-fairness-eps1":
-        f"paper tier NOT-RUN (not computed) -> INCONCLUSIVE {EPS1} (against DP-APPLE's "
-        f"std the three seeds disagreed) -> FAILS {EPS1_FIVE}: DP-Ditto's std is 68 to 82% "
-        "below DP-FedAMP's, DP-pFedMe's and DP-FedALA's, but DP-APPLE's is about half of "
-        "DP-Ditto's (0.016 against 0.031; the reduction is -0.92 [-1.43, -0.41]).",
-    "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps-eps1-vs-10":
-        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1} -> FAILS {EPS1_FIVE}: the "
-        "tuned lambda is 0.01 at both budgets on every seed.",
-    "fig3-4-mnist-dnn-baselines-degrade-eps1-vs-10":
-        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1} -> FAILS {EPS1_FIVE}: "
-        "DP-FedAMP (-0.043), DP-FedALA (-0.052) and DP-pFedMe (-0.012) lose more than a "
-        "point from eps=10 to 1, DP-APPLE does not (-0.003 [-0.004, -0.003]).",
-    "fig3-4-mnist-dnn-baselines-fall-in-T-eps1":
-        f"paper tier NOT-RUN (not computed) -> HOLDS {EPS1} -> HOLDS {EPS1_FIVE}: "
-        "DP-FedALA falls by 0.072 [0.050, 0.094] from T = 10 to 40 and DP-FedAMP by 0.035 "
-        "[0.025, 0.045] (at eps=10 neither falls).",
-    "fig3-4-mnist-dnn-apple-peaks-in-T-eps1":
-        f"paper tier NOT-RUN (not computed) -> NOT-TESTABLE {EPS1} -> NOT-TESTABLE "
-        f"{EPS1_FIVE}: DP-APPLE is best at T = 40, the open edge.",
-    "headline-mnist-dnn-gains-eps1":
-        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1} -> FAILS {EPS1_FIVE}: the "
-        "variance gains over DP-FedAMP, DP-pFedMe and DP-FedALA (89-97%) pass 32.71%, the "
-        "accuracy gains (2.4-7.0%) fall short of 9.66%, and DP-APPLE is ahead in accuracy.",
-    "fig6-mnist-dnn-small-lambda-rises-eps1":
-        f"paper tier NOT-RUN (not computed) -> FAILS {EPS1} -> FAILS {EPS1_FIVE}: for "
-        "lambda <= 0.05 accuracy rises by at most 0.006 [0.005, 0.007] from T = 10 to 40.",
-    "fig6-mnist-dnn-large-lambda-peaks-eps1":
-        f"paper tier NOT-RUN (not computed) -> NOT-TESTABLE {EPS1} -> NOT-TESTABLE "
-        f"{EPS1_FIVE}: for every lambda >= 0.5 the best T is 10, the grid's open edge "
-        "(accuracy falls with T).",
-    "fig6-mnist-dnn-smaller-lambda-fairer-eps1":
-        f"paper tier NOT-RUN (not computed) -> HOLDS {EPS1} -> HOLDS {EPS1_FIVE} "
-        "(Spearman 0.995 [0.982, 1.008]).",
-}
-"""Claims whose verdict changed when judged over repeats with declared margins, against
-the old single-run, zero-margin checks on the same runs (for
-:func:`fedlib.verdicts.claims.verdict_changes`)."""
-PAPER_GAIN = {"fairness": 32.71, "accuracy": 9.66}
-"""The headline: DP-Ditto's smallest gains over the four DP baselines, in percent
-(fairness: of the variance of the training losses, the paper's Definition 1)."""
-PAPER_GAIN_SOURCE = (
-    "abstract and Section VII: DP-Ditto surpasses the DP-perturbed FedAMP, pFedMe, APPLE and "
-    "FedALA by over 32.71% in fairness (variance of the training losses, Definition 1, "
-    "Section V) and 9.66% in accuracy, from the comparison of Section VI-A (Figs. 3 and 4); "
-    "the numbers are lost from the text we have (the spec records them from the abstract), "
-    "and so are the per-baseline gains listed in Section I")
-"""Where the headline numbers come from."""
+
 CHANCE_ACCURACY = 0.2
 """Below this test accuracy (ten classes) a method is near chance."""
-
-
-# ---------------------------------------------------------------------------
-# Privacy
-# ---------------------------------------------------------------------------
-
-
-def privacy_table(clip: float, dataset_size: int, rounds: Sequence[int],
-                  epsilons: Sequence[float], delta: float = DELTA) -> pd.DataFrame:
-    """For each (T, target epsilon): the noise of the calibration used and of the
-    alternative reading, and the epsilon each actually gives under exact accounting.
-
-    A client's T uploads are T Gaussian mechanisms with sensitivity ``2 C / |D_i|``
-    and no subsampling, so the noise multiplier is ``sigma / Delta S``; the epsilon
-    spent at ``delta`` comes from the PLD accountant (tight) and from RDP.
-    """
-    sensitivity = dpditto_sensitivity(clip, dataset_size)
-    rows = []
-    for t in rounds:
-        for eps in epsilons:
-            used = dpditto_sigma(clip, dataset_size, eps, delta, t)
-            alternative = dpditto_sigma_alternative(clip, dataset_size, eps, delta, t)
-            row = {"T": t, "target epsilon": eps, "sigma (used)": used,
-                   "sigma (alternative)": alternative,
-                   "noise multiplier (used)": used / sensitivity}
-            for name, sigma in (("used", used), ("alternative", alternative)):
-                for accountant in ("pld", "rdp"):
-                    row[f"epsilon spent, {accountant.upper()} ({name})"] = accounted_epsilon(
-                        sigma / sensitivity, 1.0, t, delta, accountant)
-            rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def privacy_verdict(table: pd.DataFrame) -> str:
@@ -276,141 +64,6 @@ def privacy_verdict(table: pd.DataFrame) -> str:
             + ". Like the classic Gaussian mechanism it comes from, the formula holds only "
             "for epsilon below 1: above that, the chapter's epsilon labels are the paper's "
             "targets, not guarantees.")
-
-
-# ---------------------------------------------------------------------------
-# Read-outs
-# ---------------------------------------------------------------------------
-
-
-def common_rounds(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs at the T where every seed of their panel ran: a mean over T and seeds, or a
-    trend in T, then compares the same T on every seed (the paper tier repeats the DNN at
-    the smaller T only; its larger T keep one seed and are drawn, not judged)."""
-    if runs.empty:
-        return runs
-    seeds = runs.groupby("panel")["seed"].nunique()
-    at = runs.groupby(["panel", "rounds"])["seed"].nunique()
-    full = {(panel, t) for (panel, t), n in at.items() if n == seeds[panel]}
-    keep = [(panel, t) in full for panel, t in zip(runs["panel"], runs["rounds"], strict=True)]
-    return runs[keep]
-
-
-def rounds_left_out(runs: pd.DataFrame) -> str:
-    """A sentence naming, per panel, the T that :func:`common_rounds` leaves out of the
-    claims and the seeds those T have ("" when none is left out)."""
-    kept = common_rounds(runs)
-    parts = []
-    for panel, frame in runs.groupby("panel"):
-        dropped = sorted(set(frame["rounds"]) - set(kept[kept["panel"] == panel]["rounds"]))
-        if dropped:
-            seeds = sorted(frame[frame["rounds"].isin(dropped)]["seed"].unique())
-            judged = sorted(kept[kept["panel"] == panel]["rounds"].unique())
-            parts.append(f"{_label(panel)}: T = {', '.join(map(str, dropped))} ran at seed"
-                         f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} only "
-                         f"and are drawn, not judged; the claims read T = "
-                         f"{', '.join(map(str, judged))}, where all "
-                         f"{frame['seed'].nunique()} seeds ran")
-    return "; ".join(parts) + "." if parts else ""
-
-
-def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.DataFrame:
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & np.isclose(runs["lam"], lam)]
-    if lam > 0:
-        sel = sel[sel["epsilon"] == epsilon]
-    return sel
-
-
-def tuned_lambda(runs: pd.DataFrame, panel: str, epsilon: float) -> float:
-    """DP-Ditto's lambda in (0, 1) with the best accuracy averaged over T and seeds."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] > 0) & (runs["lam"] < 1)]
-    return float(sel.groupby("lam")["accuracy"].mean().idxmax())
-
-
-def comparison(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
-    """Rows (method, rounds, seed, accuracy, fairness, loss) of every compared method at
-    ``epsilon``: DP-Ditto at its tuned lambda, the baselines, DP-FedAvg and Local."""
-    lam = tuned_lambda(runs, panel, epsilon)
-    parts = [ditto(runs, panel, epsilon, lam).assign(method=f"DP-Ditto (lambda={lam:g})"),
-             ditto(runs, panel, epsilon, 1.0).assign(method="DP-FedAvg"),
-             ditto(runs, panel, epsilon, 0.0).assign(method="Local")]
-    base = runs[(runs["panel"] == panel) & (runs["epsilon"] == epsilon)
-                & runs["method"].isin(list(BASELINES))]
-    frame = pd.concat([*parts, base], ignore_index=True)
-    return frame[["method", "rounds", "seed", "accuracy", "fairness", "loss"]]
-
-
-def headline_table(runs: pd.DataFrame, panel: str, epsilons: tuple[float, ...]) -> pd.DataFrame:
-    """Relative improvement of DP-Ditto over each DP baseline, averaged over T and seeds,
-    in the paper's terms (Definition 1 measures fairness by the VARIANCE of the personal
-    training losses): fairness ``(var_base - var_ditto) / var_base``, accuracy
-    ``(acc_ditto - acc_base) / acc_base``, in percent, beside the paper's values.
-    DP-FedAvg is shown too, outside the paper's claim (``in the claim`` says which)."""
-    rows = []
-    for eps in epsilons:
-        frame = comparison(runs, panel, eps).assign(variance=lambda f: f["fairness"] ** 2)
-        means = frame.groupby("method")[["accuracy", "variance"]].mean()
-        ours = means.loc[[m for m in means.index if m.startswith("DP-Ditto")][0]]
-        for method in [*BASELINES, "DP-FedAvg"]:
-            if method not in means.index:
-                continue
-            b = means.loc[method]
-            rows.append({"epsilon": eps, "baseline": method,
-                         "in the claim": method in BASELINES,
-                         "fairness gain %":
-                             100 * (b["variance"] - ours["variance"]) / b["variance"],
-                         "accuracy gain %":
-                             100 * (ours["accuracy"] - b["accuracy"]) / b["accuracy"],
-                         "paper fairness gain %": f"> {PAPER_GAIN['fairness']}",
-                         "paper accuracy gain %": f"> {PAPER_GAIN['accuracy']}"})
-    return pd.DataFrame(rows)
-
-
-def alternating_search(runs: pd.DataFrame, panel: str, epsilon: float, lam0: float,
-                       max_iter: int = 10) -> tuple[int, float, list[tuple[int, float]]]:
-    """(T*, lambda*) by alternating 1-D searches on the measured grid: T minimising the
-    mean personal training loss at the current lambda, then lambda in (0, 1] minimising
-    the fairness (std) at that T, until neither changes."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] > 0)]
-    grid = sel.groupby(["rounds", "lam"])[["loss", "fairness"]].mean()
-    lam, path, t_star = lam0, [], None
-    for _ in range(max_iter):
-        t_star = int(grid.xs(lam, level="lam")["loss"].idxmin())
-        new_lam = float(grid.xs(t_star, level="rounds")["fairness"].idxmin())
-        path.append((t_star, new_lam))
-        if new_lam == lam and len(path) > 1:
-            break
-        lam = new_lam
-    return t_star, lam, path
-
-
-def headlines(runs: pd.DataFrame, setup: DittoSetup) -> pd.DataFrame:
-    """:func:`headline_table` of every compared panel at the two compared epsilons, with a
-    ``panel`` column."""
-    runs = common_rounds(runs)
-    return pd.concat([headline_table(runs, p, setup.compare_epsilons).assign(panel=p)
-                      for p in setup.compare_panels])
-
-
-def run_counts(runs: pd.DataFrame) -> pd.DataFrame:
-    """The number of runs of each (panel, method)."""
-    return runs.groupby(["panel", "method"]).size().rename("runs").to_frame()
-
-
-def loss_by_rounds(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.Series:
-    """DP-Ditto's mean personal training loss by T at ``epsilon`` and ``lam`` (Figure 5)."""
-    return ditto(runs, panel, epsilon, lam).groupby("rounds")["loss"].mean()
-
-
-def lambda_grid(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
-    """DP-Ditto's mean accuracy, fairness and loss by (lambda, T) at ``epsilon``, with the
-    local models (lambda = 0, no noise) (Figures 6 and 7)."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & ((runs["epsilon"] == epsilon) | (runs["lam"] == 0))]
-    return sel.groupby(["lam", "rounds"])[["accuracy", "fairness", "loss"]].mean()
 
 
 def near_chance(runs: pd.DataFrame, setup: DittoSetup) -> list[tuple[str, str]]:
@@ -435,58 +88,64 @@ def near_chance_note(runs: pd.DataFrame, setup: DittoSetup,
             "fairness gain says the baseline did not train, not that it is fair.")
 
 
-# ---------------------------------------------------------------------------
-# Claims: declared comparisons, judged over seeds
-# ---------------------------------------------------------------------------
-
 ACCURACY_MARGIN = 0.01
 """One point of test accuracy: the resolution of the paper's accuracy curves."""
+
+
 ACCURACY_WHY = "one point of test accuracy, about what the paper's accuracy curves resolve"
+
+
 FAIRNESS_MARGIN = 0.05
 """A relative difference of 5% in the std of the training losses: a quarter of the
 smallest gain the paper reports (32.71% in variance is about 18% in std)."""
+
+
 FAIRNESS_WHY = ("5% of the std, a quarter of the paper's smallest fairness gain (32.71% of "
                 "the variance is about 18% of the std)")
+
+
 LOSS_MARGIN = 0.01
 """A loss difference of 1% of the loss itself: too small to see on a loss-vs-T plot."""
+
+
 LOSS_WHY = "1% of the mean loss on the curve, too small to see on a plot of loss vs T"
+
+
 STEP_MARGIN = 0.5
 """Half a grid step: an optimum that moves by a whole grid point or more."""
+
+
 STEP_WHY = "half a grid step: the optimum must move by at least one grid point"
+
+
 RHO_MARGIN = 0.5
 """A strong rank correlation (the usual boundary of a strong Spearman correlation)."""
+
+
 CHANCE = Trivial("chance accuracy with ten classes", 0.1, higher_is_better=True,
                  tolerance=CHANCE_ACCURACY - 0.1)
 """An arm whose accuracy interval reaches 0.2 (twice chance) has not learned."""
 
+
 COMPARE_PANELS = ("mnist-dnn", "fmnist-cnn")
 """The panels of the paper's Figures 3 and 4 a tier can run (CIFAR-10 is never run)."""
+
+
 FIG5_PANELS = ("mnist-dnn", "mnist-mlr", "fmnist-cnn")
 """The panels of the paper's Figure 5 a tier can run."""
+
+
 LAMBDA_PANEL = "mnist-dnn"
 """The paper's model of Figures 6(a, b) and 7: the DNN on MNIST."""
-SUBSTITUTES = {"mnist-dnn": "mnist-mlr"}
-"""The model a tier reads a DNN claim on when it runs no DNN in that role."""
+
+
 FALLING = {"mnist-dnn": ("FedALA", "FedAMP"), "fmnist-cnn": ("FedALA", "FedAMP", "pFedMe")}
 """The baselines whose accuracy the paper says falls as T grows, per panel (pFedMe on
 the CNN models only)."""
+
+
 NOT_RUN_CNN = ("not run at this tier: at the paper's scale a CNN panel takes hundreds of "
                "CPU-hours (an accelerator's work), so the book's paper tier leaves it out")
-
-
-def _label(panel: str) -> str:
-    dataset, _, model = panel.partition("-")
-    names = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}
-    return f"{names.get(dataset, dataset)}-{model.upper()}"
-
-
-def read_panel(panel: str, available: Sequence[str]) -> str | None:
-    """The panel a tier reads a claim about ``panel`` on: itself where the tier runs it in
-    that role, else its substitute (:data:`SUBSTITUTES`), else None."""
-    if panel in available:
-        return panel
-    substitute = SUBSTITUTES.get(panel)
-    return substitute if substitute in available else None
 
 
 def _context(panel: str, used: str, role: str) -> str:
@@ -494,11 +153,6 @@ def _context(panel: str, used: str, role: str) -> str:
         return ""
     return (f"evaluated on {_label(used)}: this tier runs {role} on {_label(used)}, not on the "
             f"paper's {_label(panel)}")
-
-
-def _seeds(frame: pd.DataFrame, column: str) -> pd.Series:
-    """``column`` averaged over T, one value per seed."""
-    return frame.groupby("seed")[column].mean()
 
 
 def _ditto_label(frame: pd.DataFrame) -> str:
@@ -834,11 +488,9 @@ def optimal_rounds_rise(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdi
                        lambda lam: f"lambda={lam:g}")
 
 
-# ---------------------------------------------------------------------------
-# The chapter's claims
-# ---------------------------------------------------------------------------
-
 FIG34_SOURCE = "Section VI-A, Figs. 3 and 4"
+
+
 RENAMED = ("its id named the model the quick tier ran ({old}); the claim is the paper's on "
            "{paper}, so the id names that, and a tier that runs another model says so in "
            "the evidence")
@@ -1040,32 +692,17 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
     return sheet.claims
 
 
-# ---------------------------------------------------------------------------
-# The method comparison and Figure 6 at epsilon = 1
-# ---------------------------------------------------------------------------
-
 LOW_SOURCE = ("; the budgets of the figure are lost from the text, and eps=1, the smallest of "
               "the inferred grid, is where the paper says the benchmarks degrade and DP-Ditto "
               "holds up")
+
+
 LOW_SUFFIX = "-eps1"
 """Appended to the id of a claim judged at eps=1 alone."""
+
+
 LOW_PAIR_SUFFIX = "-eps1-vs-10"
 """Appended to the id of a claim that compares eps=1 with eps=10."""
-
-
-def method_table(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
-    """Per compared method at ``epsilon`` (:func:`comparison`): the test accuracy and the
-    std of the training losses, each averaged over T, as the mean over seeds with its 95%
-    interval (over the T every seed ran: :func:`common_rounds`)."""
-    frame = comparison(common_rounds(runs), panel, epsilon)
-    rows = []
-    for method, sel in frame.groupby("method", sort=False):
-        acc, std = estimate(_seeds(sel, "accuracy")), estimate(_seeds(sel, "fairness"))
-        rows.append({"method": method, "seeds": acc.n, "accuracy": acc.mean,
-                     "accuracy 95% interval": f"[{acc.low:.3f}, {acc.high:.3f}]",
-                     "std of train losses": std.mean,
-                     "std 95% interval": f"[{std.low:.3f}, {std.high:.3f}]"})
-    return pd.DataFrame(rows)
 
 
 def _low_specs(panel: str, used: str, pair: tuple[float, float]

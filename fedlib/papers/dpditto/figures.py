@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fedlib.papers.dpditto.claims import comparison, lambda_grid, loss_by_rounds
 from fedlib.papers.dpditto.experiment import DittoSetup
+from fedlib.papers.dpditto.readouts import comparison, lambda_grid, loss_by_rounds
 
 PANEL_NAMES = {"mnist-dnn": "MNIST, DNN", "mnist-mlr": "MNIST, MLR",
                "fmnist-cnn": "Fashion-MNIST, CNN", "cifar10-cnn": "CIFAR-10, CNN"}
@@ -59,7 +59,7 @@ def figure_2(curves: Mapping[float, tuple[int, np.ndarray]]) -> plt.Figure:
 def compare_figure(runs: pd.DataFrame, setup: DittoSetup, panel: str) -> plt.Figure:
     """Figures 3 and 4 on one panel: test accuracy (top) and the std of the personal
     training losses (bottom) vs T at the two compared epsilons (columns), one line per
-    method (:func:`fedlib.papers.dpditto.claims.comparison`): the mean over seeds, with
+    method (:func:`fedlib.papers.dpditto.readouts.comparison`): the mean over seeds, with
     the range over seeds as a band."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True)
     for col, eps in enumerate(setup.compare_epsilons):

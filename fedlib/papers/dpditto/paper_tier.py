@@ -71,7 +71,7 @@ REPEAT_ROUNDS = (10, 20, 40, 60)
 seed as measured (5,368 and 5,415 CPU-seconds for seeds 3 and 4) of the
 3.0 the whole T grid costs (0.0098 CPU-hours per aggregation of a group); T = 80 and 100
 would add about 1.8 CPU-hours a seed. The claims read T where every seed ran
-(:func:`fedlib.papers.dpditto.claims.common_rounds`); T = 80 and 100 keep the first seed
+(:func:`fedlib.papers.dpditto.readouts.common_rounds`); T = 80 and 100 keep the first seed
 and are drawn, not judged."""
 REPEATS_PART = "the DNN's seeds beyond the first"
 """The part of the chapter the repeats are (as left-out notes name it)."""

@@ -1,6 +1,6 @@
 """What the authors' released code gives at its defaults (N = 30 clients), for the
 chapter's side-by-side comparison with the ``"authors"`` setting of
-:mod:`fedlib.papers.pfa.experiment` (:func:`fedlib.papers.pfa.claims.authors_comparison`).
+:mod:`fedlib.papers.pfa.experiment` (:func:`fedlib.papers.pfa.readouts.authors_comparison`).
 
 Provenance (:data:`PROVENANCE`): the repository at the commit given, run unmodified on
 MNIST read from the IDX files by their own data reader; only the random seed is chosen

@@ -45,7 +45,7 @@ def accuracy_panels(frame: pd.DataFrame, panels: Sequence[tuple[str, str]], titl
 def figure_3(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     """Accuracy against rounds on MNIST and Fashion-MNIST, LogR and CNN (IID, MixGauss1).
 
-    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    ``curves``: :func:`fedlib.papers.pfa.readouts.accuracy_curves`.
     """
     fig3 = curves[(curves["figure"] == "fig3") & (curves["projection"] == "public")]
     return accuracy_panels(fig3, FIG3_PANELS, "IID", order)
@@ -55,7 +55,7 @@ def figure_4(final: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     """Final accuracy on MNIST by budget distribution, one bar per method: the mean over
     seeds, with one standard deviation where there are several.
 
-    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    ``final``: :func:`fedlib.papers.pfa.readouts.final_accuracy`.
     """
     fig4 = final[final["figure"] == "fig4"].copy()
     fig4["method"] = fig4["aggregator"].map(LABELS)
@@ -78,7 +78,7 @@ def figure_5(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     """Accuracy against rounds on CIFAR-10 and IMDb (M = 50; paper tier only), on the
     datasets ``curves`` has runs of.
 
-    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    ``curves``: :func:`fedlib.papers.pfa.readouts.accuracy_curves`.
     """
     fig5 = curves[curves["figure"] == "fig5"]
     panels = [(d, m) for d, m in FIG5_SETTINGS if d in set(fig5["dataset"])]
@@ -130,7 +130,7 @@ def figure_6(final: pd.DataFrame) -> plt.Figure:
     (b) PFA with the public subspace against a random Gaussian one. Means over seeds,
     with a band of one standard deviation where there are several.
 
-    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    ``final``: :func:`fedlib.papers.pfa.readouts.final_accuracy`.
     """
     fig6 = final[final["figure"] == "fig6"]
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
@@ -162,7 +162,7 @@ def figure_text_projection(final: pd.DataFrame) -> plt.Figure:
     in Figure 3's panels and at the authors' defaults under RDP: the mean over seeds and
     every seed as a dot.
 
-    ``final``: :func:`fedlib.papers.pfa.claims.final_accuracy`.
+    ``final``: :func:`fedlib.papers.pfa.readouts.final_accuracy`.
     """
     arms = {("weiavg", "public"): "WeiAvg", ("pfa", "public"): "PFA (released code)",
             ("pfa", "public-text"): "PFA (Alg. 3 as written)"}
@@ -195,8 +195,8 @@ def figure_lr_grid(validation: pd.DataFrame, chosen: pd.DataFrame) -> plt.Figure
     """Final validation accuracy against the learning rate, one line per method (mean over
     seeds), each method's chosen rate circled.
 
-    ``validation``: :func:`fedlib.papers.pfa.claims.final_validation`; ``chosen``:
-    :func:`fedlib.papers.pfa.claims.chosen_rates`.
+    ``validation``: :func:`fedlib.papers.pfa.readouts.final_validation`; ``chosen``:
+    :func:`fedlib.papers.pfa.readouts.chosen_rates`.
     """
     figure, ax = plt.subplots(figsize=(7, 3.6))
     for row in chosen.itertuples():
@@ -226,7 +226,7 @@ def _mean_and_spread(ax: plt.Axes, final: pd.DataFrame, label: str) -> None:
 def figure_7(traffic: pd.DataFrame) -> plt.Figure:
     """Cumulative uplink megabytes of FedAvg and PFA+ on MNIST, LogR and CNN.
 
-    ``traffic``: :func:`fedlib.papers.pfa.claims.uplink_traffic`.
+    ``traffic``: :func:`fedlib.papers.pfa.readouts.uplink_traffic`.
     """
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     drawn = ["fedavg", "pfa+"]
@@ -242,7 +242,7 @@ def figure_7(traffic: pd.DataFrame) -> plt.Figure:
 def figure_8(curves: pd.DataFrame, order: Sequence[str] = ORDER) -> plt.Figure:
     """Accuracy against rounds on MNIST with the non-IID shard partition.
 
-    ``curves``: :func:`fedlib.papers.pfa.claims.accuracy_curves`.
+    ``curves``: :func:`fedlib.papers.pfa.readouts.accuracy_curves`.
     """
     fig8 = curves[curves["figure"] == "fig8"]
     return accuracy_panels(fig8, FIG8_PANELS, "non-IID", order)
@@ -253,7 +253,7 @@ def figure_13(spectra: pd.DataFrame) -> plt.Figure:
     model and round: the mean over seeds, with one standard deviation where there are
     several (a note instead when no round had two public updates).
 
-    ``spectra``: :func:`fedlib.papers.pfa.claims.spectrum_table`.
+    ``spectra``: :func:`fedlib.papers.pfa.readouts.spectrum_table`.
     """
     figure, ax = plt.subplots(figsize=(6, 3.4))
     if spectra.empty:

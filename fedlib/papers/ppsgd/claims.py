@@ -15,33 +15,38 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import cache
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fedlib.data.federated import FederatedClassification
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.papers.ppsgd.experiment import (
-    DELTA,
     EMNIST_FIGURE_ALPHA_Q,
     FIGURE_CLIP,
     PAPER_SETTING,
     SCRIPT_SETTING,
     SYNTHETIC_FIGURE_ALPHA_Q,
     SYNTHETIC_INSTANCE,
-    TIERS,
     PpsgdSetup,
-    SyntheticGrid,
-    configs,
-    setting_configs,
     synthetic_task,
 )
-from fedlib.papers.ppsgd.experiment import tier as experiment_tier
-from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS, settings_setup
-from fedlib.privacy import epsilon
-from fedlib.runs.rows import KeptSteps, log_linear_grid
+from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS
+from fedlib.papers.ppsgd.readouts import (
+    FIGURE1A_PANEL_SIGMAS,
+    LOCAL_WINS_FROM,
+    _at,
+    _curve,
+    _fmt_alpha,
+    at_figure_clip,
+    best_arm,
+    best_over_steps,
+    figure1_epsilons,
+    final,
+    iterations_run,
+    mean_over_seeds,
+    values,
+    with_seed,
+)
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
     NOT_RUN,
@@ -52,134 +57,45 @@ from fedlib.verdicts.compare import (
     any_of,
     best_of,
     combine,
-    per_seed,
 )
 
 PAPER = "ppsgd"
-INTERMEDIATE_ALPHA_Q = 1.0
-"""The intermediate level drawn in Figure 2 (alpha*Q = 1 equalizes the sample variances)."""
 
-# --- Margins, declared before any result is read ---------------------------------------------
 
 RISK_MARGIN = math.log10(1.1)
 """Smallest difference in log10 excess risk that counts: 10%, about what one of the
 paper's log-scale Figure 1a panels shows apart by eye."""
+
+
 RISK_WHY = "log10(1.1): a 10% difference in excess risk, what a log-scale panel resolves"
+
+
 PLATEAU_FACTOR = 2.0
 """Figure 1a's plateau: global learning at most halves its excess risk over the second
 half of training, and ends more than this factor above the best finite level."""
+
+
 ACCURACY_MARGIN = 0.01
 """Smallest difference in test accuracy that counts: one point, about what the paper's
 accuracy panels resolve."""
+
+
 ACCURACY_WHY = "one point of accuracy: what the paper's accuracy panels resolve"
+
+
 VERY_POOR_MARGIN = 0.2
 """Figure 1d's "very poorly": local-only at least 20 points below the best level."""
+
+
 CHANCE = Trivial("chance for 10 digits", 0.1, higher_is_better=True, tolerance=0.01)
 """EMNIST's trivial baseline: guessing among 10 digits. The tolerance (one point) is
 about two binomial standard errors of an accuracy of 0.1 on the ~3,100 test digits of
 the offline sample (sqrt(0.09 / 3100) = 0.005)."""
+
+
 EPSILON_TOLERANCE = 0.05
 """Relative difference within which an accountant's epsilon agrees with a printed
 value: the two significant digits a panel's axis shows."""
-
-
-# --- Curves -----------------------------------------------------------------------------
-
-
-CURVE_KEYS = ["clip", "noise_multiplier", "alpha_q", "iteration"]
-"""What tells the points of a curve apart (and ``seed`` where the runs have repeats)."""
-
-
-def _keys(frame: pd.DataFrame) -> list[str]:
-    return CURVE_KEYS + (["seed"] if "seed" in frame.columns else [])
-
-
-def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
-                    higher_is_better: bool = False,
-                    sigmas: tuple[float, ...] | None = None) -> pd.DataFrame:
-    """The paper's curves: at each iteration, the best ``value`` over step sizes (per
-    seed where the runs carry a ``seed`` column).
-
-    Non-finite values (diverged runs) are ignored. Local-only runs (alpha*Q = 0)
-    release nothing; where they were run at one noise level only (the EMNIST
-    grids), their curves are repeated for every noise level in ``sigmas``
-    (default: all noise levels of ``runs``). Returns columns clip,
-    noise_multiplier, alpha_q, iteration, (seed,) ``value``, best_step, epsilon, sorted.
-    """
-    sigmas = tuple(sorted(runs["noise_multiplier"].unique())) if sigmas is None else sigmas
-    finite = runs[np.isfinite(runs[value])]
-    keys = _keys(runs)
-    grouped = finite.groupby(keys)[value]
-    best = finite.loc[grouped.idxmax() if higher_is_better else grouped.idxmin()]
-    best = best.rename(columns={"step": "best_step"})[keys + [value, "best_step", "epsilon"]]
-    local = best["alpha_q"] == 0
-    if best.loc[local, "noise_multiplier"].nunique() == 1:
-        best = pd.concat([best[~local], *(best[local].assign(noise_multiplier=s) for s in sigmas)],
-                         ignore_index=True)
-    return best.sort_values(keys).reset_index(drop=True)
-
-
-def mean_over_seeds(curves: pd.DataFrame) -> pd.DataFrame:
-    """The curves averaged over seeds (what the figures draw); unchanged without seeds."""
-    if "seed" not in curves.columns:
-        return curves
-    values = [c for c in curves.columns if c not in CURVE_KEYS + ["seed", "best_step"]]
-    mean = curves.groupby(CURVE_KEYS, as_index=False)[values].mean()
-    step = curves.groupby(CURVE_KEYS, as_index=False)["best_step"].median()
-    return mean.merge(step, on=CURVE_KEYS)[[c for c in curves.columns if c != "seed"]]
-
-
-def seeds_of(curves: pd.DataFrame) -> list[int]:
-    """The seeds (repeats) the curves hold."""
-    return sorted(curves["seed"].unique()) if "seed" in curves.columns else [0]
-
-
-def with_seed(curves: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """``curves`` with a ``seed`` column (``seed`` where it has none)."""
-    return curves if "seed" in curves.columns else curves.assign(seed=seed)
-
-
-def _curve(curves: pd.DataFrame, sigma: float, alpha_q: float) -> pd.Series:
-    sel = curves[(curves["noise_multiplier"] == sigma) & (curves["alpha_q"] == alpha_q)]
-    return sel.set_index("iteration")["excess_risk"].sort_index()
-
-
-def final(curves: pd.DataFrame) -> pd.DataFrame:
-    """The last evaluation of every (noise, alpha) curve."""
-    last = curves["iteration"].max()
-    return curves[curves["iteration"] == last]
-
-
-def at_figure_clip(curves: pd.DataFrame) -> pd.DataFrame:
-    """The Figure 1a curves at the plots' clipping norm (:data:`FIGURE_CLIP`)."""
-    return curves[curves["clip"] == FIGURE_CLIP]
-
-
-def _at(table: pd.DataFrame, sigma: float, alpha_q: float, value: str) -> float:
-    sel = table[(table["noise_multiplier"] == sigma) & (table["alpha_q"] == alpha_q)]
-    return float(sel[value].iloc[0])
-
-
-def _fmt_alpha(alpha_q: float) -> str:
-    return "inf" if math.isinf(alpha_q) else f"{alpha_q:g}"
-
-
-def values(curves: pd.DataFrame, value: str, sigma: float, alpha_q: float,
-           iteration: int | None = None, *, log: bool = False) -> pd.Series:
-    """One value per seed: ``value`` of the curve (sigma, alpha*Q) at ``iteration`` (None:
-    the last), log10 of it with ``log``."""
-    curves = with_seed(curves)
-    iteration = int(curves["iteration"].max()) if iteration is None else iteration
-    found = per_seed(curves, value, where={"noise_multiplier": float(sigma),
-                                            "alpha_q": float(alpha_q),
-                                            "iteration": iteration})
-    return np.log10(found) if log else found
-
-
-def best_arm(arms: Mapping[float, pd.Series], higher_is_better: bool) -> float:
-    """The arm (personalization level) with the best mean over seeds."""
-    pick = max if higher_is_better else min
-    return pick((a for a in arms if len(arms[a])), key=lambda a: float(arms[a].mean()))
 
 
 def judged_at_chance(comparison: Comparison, a: pd.Series, b: pd.Series,
@@ -198,9 +114,6 @@ def judged_at_chance(comparison: Comparison, a: pd.Series, b: pd.Series,
         return verdict
     return Verdict(NOT_TESTABLE, f"every run of both arms is within {trivial.tolerance:g} of "
                    f"{trivial.name} ({trivial.value:g}); " + verdict.evidence)
-
-
-# --- Figure 1a ----------------------------------------------------------------------------
 
 
 FIGURE1A_CLAIM_IDS = ("fig1a-global-fastest-early", "fig1a-global-plateau",
@@ -268,13 +181,6 @@ def figure1a_measures(curves: pd.DataFrame, clip: float = FIGURE_CLIP) -> dict:
     }
 
 
-FIGURE1A_PANEL_SIGMAS = (0.0, 10.0, 100.0, 1000.0)
-"""The noise levels of the Figure 1a panels the claims read (each panel fixes sigma and
-C = 1 in its title; the chapter's Figure 1a draws the same panels)."""
-LOCAL_WINS_FROM = 200
-"""The paper: local learning dominates "after about 200 iterations" at large noise."""
-
-
 def starting_risk(task: AdditiveSyntheticTask) -> float:
     """Excess risk of the starting point w = theta_i = 0: the synthetic task's trivial
     baseline, (1/N) sum_i ||theta*_i||^2_Sigma."""
@@ -324,6 +230,7 @@ FIGURE1A_TEXTS = {
         f"{LOCAL_WINS_FROM} and at T)",
 }
 """The claims of Figure 1a as this chapter judges them."""
+
 
 FIGURE1A_RESTATED = {
     "fig1a-global-fastest-early":
@@ -418,29 +325,10 @@ def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> 
     return combine([("stops improving", stops), ("ends above the best finite level", above)])
 
 
-# --- Which setting gives the published figure ----------------------------------------------
-
-TIER_NOTES: dict[str, str] = {
-    "fig1c-small-alpha-small-eps":
-        "the tiers read the claim at different noise: the quick tier at its largest "
-        "plotted level, sigma = 3 after three epochs (eps = 1.48), where global-only still "
-        "leads (alpha\\*Q = 1 0.157 against 0.243, difference -0.086 [-0.148, -0.024] over "
-        "three seeds); the paper tier at the paper's sigma = 30 after its full run (eps = "
-        "0.311), where global-only has fallen to 0.106 and alpha\\*Q = 0.1 ends 0.194 [0.164, "
-        "0.225] above it over five seeds.",
-    "fig2-emnist-envelope-dominates":
-        "the quick tier's EMNIST grid is too short for personalization to pay: at both of "
-        "its private noise levels global-only is the best level, so the envelope is an "
-        "extreme (a tie at 0.000); after the paper's epochs a personalized level clears "
-        "the better extreme by 0.036 to 0.044 at every smaller noise level over five "
-        "seeds.",
-}
-"""Why a claim's verdict differs between the quick and the paper tier (the chapter shows
-these where one tier HOLDS and the other FAILS; a flip with no note is shown as
-unexplained)."""
-
 SETTING_KEYS = ["instance", "dim", "heterogeneity", "clip"]
 """The columns that tell the settings of the settings sweep apart."""
+
+
 _SHORT_CLAIM = {
     "fig1a-global-fastest-early": "global fastest early",
     "fig1a-global-plateau": "global plateau",
@@ -586,132 +474,6 @@ def settings_conclusion(table: pd.DataFrame) -> str:
     return text
 
 
-INSTANCE_NAMES = {
-    "authors": "the authors' (their script's seed and order of draws)",
-    "fedlib": "fedlib's own draw",
-}
-
-
-def synthetic_grid_table(setup: PpsgdSetup, scale: str, seed: int,
-                         instance: str = SYNTHETIC_INSTANCE) -> pd.DataFrame:
-    """The Figure 1a grid of this build, one row per property."""
-    grid = setup.synthetic
-    return pd.DataFrame({
-        "tier": [scale],
-        "problem instance": [INSTANCE_NAMES[instance]],
-        "users N": [grid.n_users],
-        "dimension d": [grid.dim],
-        "heterogeneity (std of the users' deviations)": [f"{grid.heterogeneity:g}"],
-        "iterations": [grid.iterations],
-        "step sizes (each curve: minimum over these)": [", ".join(f"{s:g}" for s in grid.steps)],
-        "alpha*Q": [", ".join(f"{a:g}" for a in grid.alpha_q)],
-        "noise sigma": [", ".join(f"{s:g}" for s in grid.sigmas)],
-        "runs": [len(configs(setup, seed, figure="1a"))],
-    }).T.rename(columns={0: ""})
-
-
-def global_only_floor(task: AdditiveSyntheticTask) -> float:
-    """Lowest excess risk any global-only model can reach: w = mean_i theta*_i.
-
-    (1/N) sum_i ||theta*_i - mean theta*||^2_Sigma, in closed form.
-    """
-    thetas = task.theta_star()
-    spread = thetas - thetas.mean(axis=0)
-    return float(np.mean(np.sum(task.feature_variances() * spread**2, axis=1)))
-
-
-def shared_optimum_norm(task: AdditiveSyntheticTask) -> float:
-    """||mean_i theta*_i||: how far the best global-only model lies from the start w = 0."""
-    return float(np.linalg.norm(task.theta_star().mean(axis=0)))
-
-
-def clipping_bound(task: AdditiveSyntheticTask, max_step: float, clip: float) -> float:
-    """Fewest iterations a global-only run needs to reach the shared optimum.
-
-    Each update moves w by at most step * C without noise (the mean of clipped
-    gradients has norm <= C), while w must travel ||mean theta*|| from zero.
-    """
-    return shared_optimum_norm(task) / (max_step * clip)
-
-
-def clipping_table(grid: SyntheticGrid, seed: int, instance: str = SYNTHETIC_INSTANCE
-                   ) -> pd.DataFrame:
-    """How far clipping at C = 1 holds global-only learning back on the synthetic task."""
-    task = synthetic_task(grid, seed, instance)
-    return pd.DataFrame({
-        "quantity": [
-            "distance of the shared optimum from the origin",
-            "iterations a global-only run needs at least (largest step, C=1)",
-            "excess-risk floor of any global-only model",
-        ],
-        "value": [
-            f"{shared_optimum_norm(task):.1f}",
-            f"{clipping_bound(task, max(grid.steps), FIGURE_CLIP):.0f}",
-            f"{global_only_floor(task):.2e}",
-        ],
-    })
-
-
-def best_alpha(frame: pd.DataFrame, iteration: int) -> str:
-    """The best personalization level of ``frame`` at ``iteration``, with its excess risk."""
-    row = frame[frame["iteration"] == iteration].sort_values("excess_risk").iloc[0]
-    return f"{row['alpha_q']:g} (risk {row['excess_risk']:.3g})"
-
-
-def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int,
-                    instance: str = SYNTHETIC_INSTANCE) -> str:
-    """What the noise-free curves at the grid's largest clipping norm show (Markdown; the
-    means over seeds)."""
-    curves = mean_over_seeds(curves)
-    loose = curves[(curves["clip"] == max(grid.clips)) & (curves["noise_multiplier"] == 0)]
-    early_it = max(1, grid.iterations // 30)
-    return (
-        f"Without noise and with $C={max(grid.clips):g}$, the best personalization level is "
-        f"$\\alpha Q=${best_alpha(loose, early_it)} at iteration {early_it} and "
-        f"$\\alpha Q=${best_alpha(loose, grid.iterations)} at iteration {grid.iterations}. "
-        f"The users' optima differ by only ${grid.heterogeneity:g}$ (standard deviation) on "
-        f"five coordinates, so a single shared model can reach an excess risk of "
-        f"{global_only_floor(synthetic_task(grid, seed, instance)):.1e}: global "
-        "learning has no reason to plateau within the paper's 300 iterations, and the "
-        "plateau the paper describes cannot come from this generator at this horizon."
-    )
-
-
-# --- Figures 1c and 1d ------------------------------------------------------------------
-
-
-def emnist_data_table(data: FederatedClassification) -> pd.DataFrame:
-    """The EMNIST data of this build: source, writers, digits."""
-    return pd.DataFrame({
-        "source": [data.source],
-        "writers N": [data.n_users],
-        "train digits": [len(data.y_train)],
-        "test digits": [len(data.y_test)],
-        "train digits per writer (median)": [int(pd.Series(data.train_counts()).median())],
-    }).T.rename(columns={0: ""})
-
-
-def emnist_grid_table(setup: PpsgdSetup, seed: int) -> pd.DataFrame:
-    """The EMNIST grids of this build, one column per model."""
-    return pd.DataFrame({
-        model: {
-            "epochs": f"{g.epochs:g}" + (" (paper: 20)" if g.epochs != 20 else ""),
-            "iterations T": "see below",
-            "step sizes (curves: best of)": ", ".join(f"{v:g}" for v in g.steps),
-            "alpha*Q": ", ".join(f"{a:g}" for a in g.alpha_q),
-            "noise sigma": ", ".join(f"{v:g}" for v in g.sigmas),
-            "clip C": f"{g.clip:g}",
-            "runs": len(configs(setup, seed, figure=figure)),
-        }
-        for figure, model, g in (("1c", "linear", setup.linear), ("1d", "cnn", setup.cnn))
-    })
-
-
-def iterations_run(runs: pd.DataFrame) -> int:
-    """The iterations T the EMNIST runs of one figure trained for."""
-    return int(runs["iterations"].iloc[0])
-
-
 def figure1c_note(runs: pd.DataFrame, curves: pd.DataFrame, setup: PpsgdSetup,
                   n_users: int) -> str:
     """How long Figure 1c ran over ``n_users`` writers, and the best step size of each
@@ -798,18 +560,6 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
 SMALL_STEPS_CLAIM = "fig1d-small-alpha-small-steps"
 
 
-def small_steps_curves(small: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
-    """The curves of Figure 1d's small-step runs (``small``; best step size at each
-    evaluation), with local-only from the main grid's runs (``main``), which releases
-    nothing and so is the same at every noise level; empty when ``small`` is."""
-    if small.empty:
-        return small
-    local = main[main["alpha_q"] == 0]
-    sigmas = tuple(sorted(small["noise_multiplier"].unique()))
-    return best_over_steps(pd.concat([small, local], ignore_index=True), "accuracy",
-                           higher_is_better=True, sigmas=sigmas)
-
-
 def small_steps_note(curves: pd.DataFrame) -> str:
     """Where each seed of Figure 1d's small-step runs ends (``curves``: their best-over-steps
     test accuracy with a seed column; Markdown, empty when there are none): per noise level
@@ -879,63 +629,6 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
     sheet.judged(SMALL_STEPS_CLAIM, Verdict(verdict.status, evidence, verdict.brief), text,
                  context=f"read at sigma = {sigma:g}, eps={eps:.3g} (RDP)", restated=restated)
     return sheet.claims
-
-
-# --- Figure 2 -------------------------------------------------------------------------------
-
-
-def tradeoff(end: pd.DataFrame, value: str, higher_is_better: bool,
-             intermediate: float = INTERMEDIATE_ALPHA_Q) -> pd.DataFrame:
-    """Figure 2: per noise level, local-only, global-only, an intermediate level,
-    the best over 0 < alpha*Q < inf ("personalized") and over every alpha*Q ("envelope").
-
-    ``end`` holds one row per (noise_multiplier, alpha_q) with ``value`` and
-    ``epsilon`` (the final iteration, best step size). Local-only releases
-    nothing; its value does not depend on the noise level.
-    """
-    pick = max if higher_is_better else min
-    rows = []
-    for sigma in sorted(end["noise_multiplier"].unique()):
-        panel = end[end["noise_multiplier"] == sigma].set_index("alpha_q")
-        values = panel[value]
-        personalized = values[(values.index > 0) & np.isfinite(values.index)]
-        best = (personalized.idxmax() if higher_is_better else personalized.idxmin())
-        released = panel[panel.index > 0]["epsilon"]
-        rows.append({
-            "noise_multiplier": sigma,
-            "epsilon": float(released.max()) if len(released) else 0.0,
-            "local": float(values.get(0.0, np.nan)),
-            "global": float(values.get(math.inf, np.nan)),
-            "intermediate": float(values.get(intermediate, np.nan)),
-            "personalized": float(personalized.loc[best]),
-            "best_alpha_q": float(best),
-            "envelope": float(pick(values)),
-        })
-    return pd.DataFrame(rows)
-
-
-EMNIST_TRADEOFF = "EMNIST linear (accuracy)"
-SYNTHETIC_TRADEOFF = "synthetic (excess risk)"
-
-
-def figure2_ends(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame
-                 ) -> dict[str, pd.DataFrame]:
-    """The final values Figure 2 reads, averaged over seeds: EMNIST linear (1c) and
-    synthetic (1a, C = 1)."""
-    return {EMNIST_TRADEOFF: final(mean_over_seeds(curves_1c)),
-            SYNTHETIC_TRADEOFF: final(at_figure_clip(mean_over_seeds(curves_1a)))}
-
-
-def figure2_tradeoffs(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame
-                      ) -> dict[str, pd.DataFrame]:
-    """The trade-off tables of Figure 2 (:func:`tradeoff`) on the means over seeds: EMNIST
-    linear, then synthetic."""
-    ends = figure2_ends(curves_1a, curves_1c)
-    return {
-        EMNIST_TRADEOFF: tradeoff(ends[EMNIST_TRADEOFF], "accuracy", higher_is_better=True),
-        SYNTHETIC_TRADEOFF: tradeoff(ends[SYNTHETIC_TRADEOFF], "excess_risk",
-                                     higher_is_better=False),
-    }
 
 
 def _level_arms(end: pd.DataFrame, sigma: float, value: str, log: bool
@@ -1018,9 +711,6 @@ def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str
     return sheet.claims
 
 
-# --- Stack Overflow (not run) ---------------------------------------------------------------
-
-
 STACKOVERFLOW_CLAIMS = (
     ("fig1b-intermediate-alpha-best-without-noise",
      "Stack Overflow, sigma=0: an intermediate alpha*Q=10 has the best top-1 accuracy"),
@@ -1042,64 +732,9 @@ def stackoverflow_claims(scale: str) -> list[Claim]:
     return sheet.claims
 
 
-# --- Privacy and all claims -----------------------------------------------------------------
-
-
-def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFrame
-                  ) -> pd.DataFrame:
-    """Epsilon at the end of training under the authors' RDP accountant and under PLD.
-
-    One row per private noise level of each figure: Figure 1a samples every user
-    (rate 1); each EMNIST figure takes its own users N, sampling rate Q/N (Q
-    users per iteration, as its runs were configured) and iterations T.
-    """
-    grid = setup.synthetic
-
-    def emnist(runs: pd.DataFrame, emnist_grid) -> tuple:
-        n_users = int(runs["n_users"].iloc[0])
-        return (n_users, emnist_grid.users_per_iteration / n_users, iterations_run(runs),
-                emnist_grid.sigmas)
-
-    figures = {
-        "1a synthetic": (grid.n_users, 1.0, grid.iterations, grid.sigmas),
-        "1c EMNIST linear": emnist(runs_1c, setup.linear),
-        "1d EMNIST CNN": emnist(runs_1d, setup.cnn),
-    }
-    rows = []
-    for figure, (n_users, rate, iterations, sigmas) in figures.items():
-        for sigma in sigmas:
-            if sigma <= 0:
-                continue
-            rows.append({
-                "figure": figure, "users N": n_users, "rate Q/N": rate, "iterations T": iterations,
-                "sigma": sigma,
-                "eps RDP": epsilon(sigma, rate, iterations, DELTA, accountant="rdp"),
-                "eps PLD": epsilon(sigma, rate, iterations, DELTA, accountant="pld"),
-            })
-    return pd.DataFrame(rows)
-
-
-PAPER_EMNIST_ITERATIONS = 20 * 100 * 1000 // (10 * 10)
-"""Iterations of the paper's EMNIST runs: 20 epochs of about 100 digits for each of
-N = 1,000 writers, Q = 10 writers of m = 10 digits per iteration."""
-
-
-def figure1_epsilons() -> pd.DataFrame:
-    """The epsilon of every private panel of Figure 1 (1a, 1c, 1d) at the paper's setting
-    (its sigma, sampling rate Q/N, iterations T and delta = 1e-4): under this library's
-    RDP accountant and under the accountant of the authors' script (opacus 1.1's orders)."""
-    paper = experiment_tier("paper")  # the paper's panels, not the book's cut grid
-    figures = (("1a", 1.0, paper.synthetic.iterations, FIGURE1A_PANEL_SIGMAS),
-               ("1c", 10 / 1000, PAPER_EMNIST_ITERATIONS, paper.linear.panel_sigmas),
-               ("1d", 10 / 1000, PAPER_EMNIST_ITERATIONS, paper.cnn.panel_sigmas))
-    return pd.DataFrame([
-        {"figure": figure, "sigma": sigma, "rate": rate, "iterations": steps,
-         "eps_rdp": epsilon(sigma, rate, steps, DELTA, accountant="rdp"),
-         "eps_authors": epsilon(sigma, rate, steps, DELTA, accountant="opacus-rdp")}
-        for figure, rate, steps, sigmas in figures for sigma in sigmas if sigma > 0])
-
-
 EPSILON_CLAIM = "fig1-epsilon-printed"
+
+
 EPSILON_TEXT = ("the epsilon Figure 1 prints for each private panel is the moments "
                 "accountant's at the paper's sigma, sampling rate Q/N, iterations T and "
                 "delta = 1e-4")
@@ -1163,145 +798,3 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     epsilon_claim(sheet, printed_epsilon)
     sheet.extend(stackoverflow_claims(scale))
     return sheet.claims
-
-
-VERDICT_CHANGES: dict[str, str] = {
-    "fig1a-global-fastest-early":
-        "paper: FAILS -> NOT-RUN (one seed) -> FAILS over three seeds -> FAILS over five: "
-        "alpha*Q = inf is behind every drawn level at iteration 10 in all four panels "
-        "(0.214 [0.214, 0.214] decades behind alpha*Q = 0 at sigma = 0, 0.326 [0.287, "
-        "0.365] at sigma = 1000); "
-        "quick: FAILS over three seeds, read on the figure's panels and levels",
-    "fig1a-global-plateau": "paper: FAILS -> NOT-RUN (one seed) -> FAILS over three seeds "
-                            "-> FAILS over five: alpha*Q = inf keeps falling, by 2.06 "
-                            "decades from T/2 to T, no plateau; quick: FAILS over three "
-                            "seeds",
-    "fig1a-smaller-alpha-later": "paper: HOLDS -> NOT-RUN (one seed) -> HOLDS over three "
-                                 "seeds -> HOLDS over five (the best finite level ends 1.0 "
-                                 "to 4.0 decades below "
-                                 "alpha*Q = inf at every noise level); quick: HOLDS over "
-                                 "three seeds",
-    "fig1a-local-wins-large-noise":
-        "paper: HOLDS -> NOT-RUN (one seed) -> HOLDS over three seeds -> HOLDS over five "
-        "(at iteration 200 alpha*Q = 0 is 1.21 [1.10, 1.31] decades below alpha*Q = 0.3, "
-        "the next best); "
-        "quick: HOLDS, now read at iteration 200 and at T (at 200, alpha*Q = 0 is 1.2 "
-        "decades below alpha*Q = 0.3 over three seeds)",
-    "fig1c-local-poor": "paper: HOLDS -> NOT-RUN (one seed) -> HOLDS over three seeds -> "
-                        "HOLDS over five (its evidence gives the margin); quick: HOLDS over "
-                        "three seeds",
-    "fig1c-small-alpha-small-eps": "paper: HOLDS -> NOT-RUN (one seed) -> HOLDS over three "
-                                   "seeds -> HOLDS over five at sigma = 30 (0.194 [0.164, "
-                                   "0.225] above global-only); quick: FAILS over three seeds "
-                                   "(sigma = 3 after three epochs, where global-only still "
-                                   "leads)",
-    "fig1d-local-very-poor": "paper: HOLDS -> NOT-RUN (one seed) -> HOLDS over three seeds "
-                             "-> HOLDS over five (the best level 0.985 against local-only "
-                             "0.194, difference 0.791 [0.735, 0.846], margin 0.2); quick: "
-                             "HOLDS over three seeds",
-    "fig1d-small-alpha-small-eps":
-        "FAILS -> NOT-TESTABLE at both tiers: every level ends at chance at the largest "
-        "plotted noise (quick, sigma = 1: 0.102 and 0.102 over three seeds; paper, sigma = "
-        "10: 0.099 and 0.103 over five seeds, within a point of 0.1), so ranking them decides "
-        "nothing; fig1d-small-alpha-small-steps reads it where the CNN can learn under noise",
-    "fig1d-small-alpha-small-steps":
-        "paper: NOT-RUN (one repeat) -> NOT-TESTABLE over three seeds at sigma = 3 "
-        "(alpha*Q = 0.1 ends at 0.356, 0.100 and 0.378 while global-only ends at chance on "
-        "every seed, so the small level's mean, 0.278 [-0.105, 0.662], cannot be told from "
-        "chance) -> HOLDS with the runs at sigma = 1 (eps = 23.1 by RDP), where the claim "
-        "is read by the rule fixed before they were computed: alpha*Q = 0.1 ends at 0.736, "
-        "0.728 and 0.710, global-only at chance (0.101 [0.095, 0.107]), difference 0.624 "
-        "[0.594, 0.655] over three paired seeds; alpha*Q = 1 and 10 end at chance too, and "
-        "local-only (frozen random representation) at 0.18-0.23 -> HOLDS over four seeds "
-        "(the fourth ends at 0.736 against 0.104: difference 0.626 [0.609, 0.644]; at sigma "
-        "= 3 it ends at 0.228, and the small level's mean, 0.266 [0.061, 0.470], still "
-        "cannot be told from chance) -> HOLDS over five (the fifth ends at 0.657 against "
-        "0.093: 0.714 [0.673, 0.755] against 0.100 [0.094, 0.105], difference 0.614 "
-        "[0.578, 0.650]; at sigma = 3 it ends at chance, 0.093, and the small level's mean "
-        "is 0.231 [0.063, 0.399]); quick: NOT-RUN (paper tier only)",
-    "fig1d-large-alpha-low-privacy":
-        "quick: HOLDS -> INCONCLUSIVE (alpha*Q = 10 0.607 against alpha*Q = 1 0.497 over "
-        "three seeds, difference 0.109 [-0.078, 0.297]: after half an epoch the CNN's "
-        "seeds lie far apart); paper: FAILS -> NOT-RUN (one seed) -> FAILS over three "
-        "seeds -> FAILS over five (the best level of at least 10 and the best below tie at "
-        "sigma = 0: difference -0.001 [-0.003, 0.002], inside the one-point margin)",
-    "fig2-emnist-envelope-dominates":
-        "paper: FAILS -> NOT-RUN (one seed) -> HOLDS over three seeds -> HOLDS over five, "
-        "restated as the paper states it (the envelope clears both extremes by more than a "
-        "point, 0.036 to 0.047, at the smaller "
-        "noise levels; at the largest, local-only is the envelope); quick: FAILS, restated "
-        "(global-only is the best level at both private noise levels)",
-    "fig2-synthetic-envelope-dominates":
-        "now a finding of the companion; paper: FAILS -> NOT-RUN (one seed) -> FAILS over "
-        "three seeds -> FAILS over five (from sigma = 100 up local-only beats every "
-        "personalized level, by 0.122 [0.069, 0.174] decades at sigma = 100); quick: FAILS "
-        "over three seeds",
-}
-"""Claim id -> how its verdict changed when the claims were judged over repeats with
-declared margins (from the single-run reading, on the same runs), and why."""
-
-
-# The rows a published synthetic run keeps --------------------------------------------------
-
-CURVE_LOG_POINTS = 40
-"""Iterations of a published synthetic run spaced evenly on a log scale (the curves of
-Figure 1a fall fastest in their first iterations)."""
-CURVE_EVERY = 10
-"""And every tenth iteration (the tail of the curves, drawn on a linear axis)."""
-
-
-def claim_iterations(last: int) -> set[int]:
-    """The iterations of a synthetic run of ``last`` iterations that a claim or note of
-    the chapter reads: T/30 (global learning fastest at the start, and the note on the
-    loose clipping norm), T/2 (the plateau of global learning), iteration 200 (local
-    learning wins at large noise) and T (every claim's end, and Figure 2)."""
-    return {max(1, last // 30), last // 2, min(LOCAL_WINS_FROM, last), last}
-
-
-def curve_iterations(last: int) -> set[int]:
-    """The iterations a published synthetic run keeps: a log-plus-linear grid of the
-    curves (:data:`CURVE_LOG_POINTS`, :data:`CURVE_EVERY`) and :func:`claim_iterations`."""
-    return log_linear_grid(last, CURVE_LOG_POINTS, CURVE_EVERY) | claim_iterations(last)
-
-
-_CURVE_FIELDS = ("instance", "n_users", "dim", "heterogeneity", "iterations", "batch_size",
-                 "noise_multiplier", "clip")
-"""What the runs of one panel's curves share (they differ in step size and alpha*Q)."""
-
-
-@cache
-def _walked_panels(tier: str, seed: int) -> frozenset[tuple[str, ...]]:
-    """The panels (:data:`_CURVE_FIELDS`) of the settings sweep at its largest noise
-    level (at ``tier``, ``seed``)."""
-    if tier not in TIERS:
-        return frozenset()
-    configs = setting_configs(settings_setup(tier), seed)
-    largest = max(config["noise_multiplier"] for config in configs)
-    return frozenset(tuple(str(config[f]) for f in _CURVE_FIELDS) for config in configs
-                     if config["noise_multiplier"] == largest)
-
-
-def walked_step_by_step(config: Mapping[str, Any], tier: str) -> bool:
-    """Whether a synthetic run is read at every iteration: the settings table says, per
-    setting, from which iteration local learning stays the best at the largest noise
-    level, which reads every iteration of the curves at that level. Every run of such a
-    panel keeps every row, whatever its step size and alpha*Q (also those of Figure 1a's
-    grid the sweep does not run): a curve is the best over step sizes at each iteration,
-    which must not be taken over the runs that kept the iteration only."""
-    seed = config.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        return True  # a config this rule cannot place keeps every row
-    try:
-        panel = tuple(str(config[f]) for f in _CURVE_FIELDS)
-    except KeyError:
-        return True
-    return panel in _walked_panels(tier, seed)
-
-
-SYNTHETIC_ROWS = KeptSteps(
-    column="iteration", grid=curve_iterations, reads=claim_iterations,
-    whole=walked_step_by_step,
-    why="Figure 1a draws the curves (kept on a log-plus-linear grid of iterations); the "
-        "claims read iterations T/30, T/2, 200 and T; the settings table reads every "
-        "iteration of the settings sweep at its largest noise level")
-"""The rows a published run of ``ppsgd-synthetic`` keeps (:mod:`fedlib.runs.rows`)."""

@@ -16,18 +16,18 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.papers.ppsgd.claims import (
+from fedlib.papers.ppsgd.experiment import (
+    EMNIST_FIGURE_ALPHA_Q,
+    FIGURE_CLIP,
+    SYNTHETIC_FIGURE_ALPHA_Q,
+)
+from fedlib.papers.ppsgd.readouts import (
     EMNIST_TRADEOFF,
     INTERMEDIATE_ALPHA_Q,
     SYNTHETIC_TRADEOFF,
     figure2_ends,
     figure2_tradeoffs,
     mean_over_seeds,
-)
-from fedlib.papers.ppsgd.experiment import (
-    EMNIST_FIGURE_ALPHA_Q,
-    FIGURE_CLIP,
-    SYNTHETIC_FIGURE_ALPHA_Q,
 )
 from fedlib.render.plots import epsilon_twin_axis, excess_risk_panels, seed_band
 

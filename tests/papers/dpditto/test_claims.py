@@ -11,6 +11,8 @@ import pytest
 
 from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
+from fedlib.papers.dpditto import notes as dc_notes
+from fedlib.papers.dpditto import readouts as dc_readouts
 
 BOUND = {1.0: (10, np.ones(200)), 10.0: (20, np.ones(200)), 100.0: (30, np.ones(200))}
 """T* and the bound curve per epsilon (only T* is judged)."""
@@ -26,14 +28,14 @@ def test_headline_gains_are_relative_improvements() -> None:
                          "accuracy": acc, "fairness": std, "loss": 0.1})
         rows.append({"panel": "p", "seed": 0, "rounds": t, "method": "FedAMP", "epsilon": 10.0,
                      "lam": np.nan, "accuracy": 0.75, "fairness": 0.1, "loss": 0.1})
-    table = dc.headline_table(pd.DataFrame(rows), "p", (10.0,))
+    table = dc_readouts.headline_table(pd.DataFrame(rows), "p", (10.0,))
     amp = table[table["baseline"] == "FedAMP"].iloc[0]
     # fairness in the paper's terms: the variance, 0.05^2 against 0.1^2
     assert amp["fairness gain %"] == pytest.approx(75.0)
     assert amp["accuracy gain %"] == pytest.approx(20.0)
     assert bool(amp["in the claim"])
     assert not table[table["baseline"] == "DP-FedAvg"]["in the claim"].any()
-    assert dc.tuned_lambda(pd.DataFrame(rows), "p", 10.0) == 0.1
+    assert dc_readouts.tuned_lambda(pd.DataFrame(rows), "p", 10.0) == 0.1
 
 
 def test_privacy_table_accounts_t_uploads_as_one_gaussian():
@@ -41,7 +43,7 @@ def test_privacy_table_accounts_t_uploads_as_one_gaussian():
     z / sqrt(T): the table's PLD epsilon must match that single mechanism's."""
     from fedlib.privacy.accounting import epsilon
 
-    table = dc.privacy_table(10.0, 2625, (10, 100), (1.0, 10.0), delta=0.01)
+    table = dc_readouts.privacy_table(10.0, 2625, (10, 100), (1.0, 10.0), delta=0.01)
     for row in table.itertuples(index=False):
         t, target = row[0], row[1]
         z = math.sqrt(2 * t * math.log(1 / 0.01)) / target
@@ -165,9 +167,9 @@ def test_headline_is_judged_on_the_variance_and_the_four_baselines() -> None:
     # is more accurate and fairer than DP-Ditto, and is no part of the claim
     runs = _compare_runs({"accuracy": 0.9, "fairness": 0.08}, {"accuracy": 0.8, "fairness": 0.1},
                          fedavg_acc=0.95)
-    old = dc.headline_table(runs, "p", (10.0, 100.0)).assign(
+    old = dc_readouts.headline_table(runs, "p", (10.0, 100.0)).assign(
         std_gain=lambda f: 100 * (1 - 0.8))
-    assert (old["std_gain"] < dc.PAPER_GAIN["fairness"]).all()
+    assert (old["std_gain"] < dc_readouts.PAPER_GAIN["fairness"]).all()
     assert dc.headline(runs, "p", (10.0, 100.0)).status == "HOLDS"
     assert dc.best_accuracy(runs, "p", (10.0, 100.0)).status == "HOLDS"
     # accuracy gain 0.85 / 0.8: 6.25% < 9.66%
@@ -251,17 +253,17 @@ def test_baselines_fall_in_t() -> None:
 
 
 def test_read_outs_of_figures_5_to_7(smoke_runs: pd.DataFrame) -> None:
-    curve = dc.loss_by_rounds(smoke_runs, "mnist-dnn", 10.0, 0.05)
+    curve = dc_readouts.loss_by_rounds(smoke_runs, "mnist-dnn", 10.0, 0.05)
     # loss = 0.5 + 0.01 lam + 1/eps + 0.01 seed - 0.01 T, averaged over seeds 0 and 1
     expected = [0.5 + 0.0005 + 0.1 + 0.005 - 0.01 * t for t in (2, 4)]
     assert list(curve.index) == [2, 4]
     assert curve.to_numpy() == pytest.approx(expected)
-    grid = dc.lambda_grid(smoke_runs, "mnist-mlr", 10.0)
+    grid = dc_readouts.lambda_grid(smoke_runs, "mnist-mlr", 10.0)
     assert sorted(grid.index.get_level_values("lam").unique()) == list(dd.LAMBDAS)
     assert list(grid.columns) == ["accuracy", "fairness", "loss"]
-    counts = dc.run_counts(smoke_runs)
+    counts = dc_readouts.run_counts(smoke_runs)
     assert counts.loc[("mnist-mlr", "FedAMP"), "runs"] == 2 * 2 * 2  # seeds, T, epsilons
-    headlines = dc.headlines(smoke_runs, dd.tier("smoke"))
+    headlines = dc_readouts.headlines(smoke_runs, dd.tier("smoke"))
     assert set(headlines["panel"]) == {"mnist-mlr"}
     assert set(headlines["baseline"]) == {"FedAMP", "pFedMe", "APPLE", "FedALA", "DP-FedAvg"}
 
@@ -292,8 +294,8 @@ def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
     claims += dc.low_epsilon_claims(None, low_epsilon_setup(dd.tier("smoke"), "smoke"),
                                     "smoke", "not computed here")
     ids = {c.claim_id for c in claims}
-    assert set(dc.VERDICT_CHANGES) <= ids and set(dc.TIER_NOTES) <= ids
-    text = verdict_changes(claims, dc.VERDICT_CHANGES)
+    assert set(dc_notes.VERDICT_CHANGES) <= ids and set(dc_notes.TIER_NOTES) <= ids
+    text = verdict_changes(claims, dc_notes.VERDICT_CHANGES)
     assert "`headline-mnist-dnn-gains`" in text and "`fig2-interior-optimum` restated" in text
     restated = next(line for line in text.splitlines()
                     if line.startswith("- `headline-mnist-dnn-gains` restated"))
@@ -315,16 +317,16 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     first = make_runs(setup, seeds=(0,))
     later = make_runs(repeat_setup(setup, "paper"), seeds=(0,))
     runs = pd.concat([first, later], ignore_index=True)
-    kept = dc.common_rounds(runs)
+    kept = dc_readouts.common_rounds(runs)
     dnn = kept[kept["panel"] == "mnist-dnn"]
     assert sorted(dnn["rounds"].unique()) == list(REPEAT_ROUNDS)
     assert sorted(dnn["seed"].unique()) == [0, *REPEAT_SEEDS["paper"]]
     mlr = kept[kept["panel"] == "mnist-mlr"]  # three seeds at every T already
     assert mlr.equals(runs[runs["panel"] == "mnist-mlr"])
-    assert dc.rounds_left_out(runs) == (
+    assert dc_readouts.rounds_left_out(runs) == (
         "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
         f"read T = 10, 20, 40, 60, where all {1 + len(REPEAT_SEEDS['paper'])} seeds ran.")
-    assert dc.rounds_left_out(kept) == ""
+    assert dc_readouts.rounds_left_out(kept) == ""
     # A Local run at T = 100, seed 0 far ahead of DP-Ditto would turn the accuracy claim
     # were T = 100 read; it is not.
     swing = runs.copy()
@@ -337,7 +339,7 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
              for c in dc.evaluate(swing, setup, "paper", BOUND, 200)}
     assert before == after
     assert before["fig3-4-mnist-dnn-ditto-best-accuracy"][0] != "NOT-RUN"
-    table = dc.method_table(runs, "mnist-dnn", 10.0)
+    table = dc_readouts.method_table(runs, "mnist-dnn", 10.0)
     assert set(table["seeds"]) == {1 + len(REPEAT_SEEDS["paper"])}
 
 

@@ -10,6 +10,7 @@ import pytest
 from fedlib.papers.dpditto import claims as dc
 from fedlib.papers.dpditto import experiment as dd
 from fedlib.papers.dpditto import noise_probe
+from fedlib.papers.dpditto import readouts as dc_readouts
 from fedlib.papers.dpditto.paper_tier import (
     LOW_EPSILON_PLAN,
     PAPER_GRID,
@@ -112,7 +113,7 @@ def test_a_baseline_that_wins_only_at_eps_1_moves_the_verdict(make_runs) -> None
 def test_method_table_gives_every_compared_method_with_its_interval(make_runs) -> None:
     low = _low("smoke")
     runs = make_runs(low, seeds=(0, 1, 2))
-    table = dc.method_table(runs, low_epsilon_panel(low), 1.0).set_index("method")
+    table = dc_readouts.method_table(runs, low_epsilon_panel(low), 1.0).set_index("method")
     assert {"DP-FedAvg", "Local", *dd.BASELINES} <= set(table.index)
     assert (table["seeds"] == 3).all()
     fedamp = runs[(runs["method"] == "FedAMP") & (runs["epsilon"] == 1.0)]

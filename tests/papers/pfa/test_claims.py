@@ -12,6 +12,8 @@ from scipy import stats
 
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
+from fedlib.papers.pfa import notes as pfa_notes
+from fedlib.papers.pfa import readouts as pfa_readouts
 from fedlib.papers.pfa.authors import AUTHORS_RDP_RUNS, AUTHORS_RUNS
 from fedlib.papers.pfa.budgets import BUDGET_DISTRIBUTIONS, authors_budgets, sample_budgets
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
@@ -33,7 +35,7 @@ def test_examples_per_client_follow_the_dataset():
 
 
 def test_ledger_of_a_small_dataset_uses_its_share_of_examples():
-    ledger = pfa_claims.ledger_table(FIG5)
+    ledger = pfa_readouts.ledger_table(FIG5)
     budgets = sample_budgets(FIG5["distribution"], FIG5["n_clients"], FIG5["seed"])
     expected, _, _ = plan_participation(budgets, 500, pfa.hyperparameters(FIG5), pfa.DELTA, 0)
     np.testing.assert_allclose(ledger["noise multiplier (RDP calibration)"],
@@ -324,7 +326,7 @@ def test_the_quick_tier_repeats_every_setting_three_times():
 def test_accuracy_curves_keep_evaluated_rounds_with_method_names():
     runs = pd.DataFrame({"run_key": ["a", "a", "a"], "round": [0, 1, 2],
                          "accuracy": [0.1, np.nan, 0.3], "aggregator": ["pfa+"] * 3})
-    curves = pfa_claims.accuracy_curves(runs)
+    curves = pfa_readouts.accuracy_curves(runs)
     assert curves["round"].tolist() == [0, 2]
     assert set(curves["method"]) == {"PFA+"}
     assert "method" not in runs
@@ -336,7 +338,7 @@ def test_uplink_traffic_accumulates_each_mnist_figure_3_run():
         "figure": ["fig3"] * 5 + ["fig8"], "dataset": ["mnist"] * 6,
         "round": [2, 0, 1, 0, 1, 0], "aggregator": ["fedavg"] * 3 + ["pfa+"] * 2 + ["pfa"],
         "uplink_bytes": [3e6, 0, 1e6, 0, 5e5, 9e6]})
-    traffic = pfa_claims.uplink_traffic(runs)
+    traffic = pfa_readouts.uplink_traffic(runs)
     a = traffic[traffic["run_key"] == "a"].sort_values("round")
     assert a["MB"].tolist() == [0.0, 1.0, 4.0]
     assert traffic[traffic["run_key"] == "b"]["MB"].tolist() == [0.0, 0.5]
@@ -345,47 +347,47 @@ def test_uplink_traffic_accumulates_each_mnist_figure_3_run():
 
 
 def test_paper_uplink_table_has_both_models():
-    table = pfa_claims.paper_uplink_table(1)
+    table = pfa_readouts.paper_uplink_table(1)
     assert table.index.tolist() == ["logr", "cnn"]
     assert table.columns.tolist() == ["full updates (MB)", "PFA+ (MB)"]
-    logr = pfa_claims.paper_uplink_megabytes("logr", 1)
+    logr = pfa_readouts.paper_uplink_megabytes("logr", 1)
     assert table.loc["logr", "full updates (MB)"] == logr["full"]
     assert (table["PFA+ (MB)"] < table["full updates (MB)"]).all()
 
 
 def test_setup_table_lists_the_tier():
     setup = pfa.tier("quick")
-    table = pfa_claims.setup_table(setup, "quick")
+    table = pfa_readouts.setup_table(setup, "quick")
     values = table[""]
     assert values["tier"] == "quick"
     assert values["rounds T"] == setup.rounds and values["clients M"] == setup.n_clients
     assert values["learning rate (LogR, CNN)"] == "0.3, 0.1"
     assert values["Figure 4 model"] == "logr"
     assert values["repeats"] == str(setup.repeats)
-    assert pfa_claims.setup_table(setup, "quick", "3 (five of LogR)")[""]["repeats"] \
+    assert pfa_readouts.setup_table(setup, "quick", "3 (five of LogR)")[""]["repeats"] \
         == "3 (five of LogR)"
 
 
 def test_ledger_note_reads_the_smallest_budget():
     config = {**FIG5, "dataset": "mnist", "n_clients": 10}
-    ledger = pfa_claims.ledger_table(config)
-    note = pfa_claims.ledger_note(config, ledger)
+    ledger = pfa_readouts.ledger_table(config)
+    note = pfa_readouts.ledger_note(config, ledger)
     smallest = ledger["budget"].min()
     assert f"$\\varepsilon={smallest:.3f}$" in note
     calibrated = ledger["noise multiplier (RDP calibration)"].max()
     assert f"the accountant needs {calibrated:.3g};" in note
-    spent = pfa_claims.closed_form_rdp_epsilon(config, float(smallest))
+    spent = pfa_readouts.closed_form_rdp_epsilon(config, float(smallest))
     assert f"$\\varepsilon={spent:.3g}$ (RDP)" in note
     assert f"$\\varepsilon={ledger['budget'].max():.3f}$" in note
     assert "no client exceeds its budget" in note
-    closed = pfa_claims.ledger_note({**config, "calibration": "closed-form"}, ledger)
+    closed = pfa_readouts.ledger_note({**config, "calibration": "closed-form"}, ledger)
     assert "as in the authors' code" in closed
 
 
 def test_closed_form_ledger_table_reports_what_the_closed_form_spends():
     config = [c for c in pfa.configs(pfa.tier("smoke"), 0, figures=("authors",))
               if c["calibration"] == "closed-form"][0]
-    ledger = pfa_claims.ledger_table(config)
+    ledger = pfa_readouts.ledger_table(config)
     q = config["batch_size"] / pfa.setting_examples_per_client(config)
     steps = ledger["rounds taken"] * config["local_steps"]
     closed = ledger["noise multiplier (authors' closed form)"]
@@ -411,7 +413,7 @@ def _authors_runs() -> pd.DataFrame:
 
 
 def test_authors_comparison_puts_ours_beside_their_code():
-    comparison = pfa_claims.authors_comparison(_authors_runs())
+    comparison = pfa_readouts.authors_comparison(_authors_runs())
     ours = comparison[comparison["source"].str.startswith("ours")]
     assert set(ours["source"]) == {f"ours, {m} LogR, {c}" for m in ("our", "their")
                                    for c in ("RDP", "closed form")}
@@ -426,14 +428,14 @@ def test_authors_comparison_puts_ours_beside_their_code():
         assert len(theirs) == len(private) + 2 * nonprivate
         assert set(theirs["distribution"]) == {"mixgauss1", "mixgauss2"}
         assert (theirs["method"] == "NP-FedAvg").sum() == 2 * nonprivate
-    table = pfa_claims.authors_table(comparison)
+    table = pfa_readouts.authors_table(comparison)
     row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
     assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
     assert row["ours, their LogR, RDP (3 x 2)"] == "0.750 (1)"
     methods = table.loc["mixgauss1 (mixgauss3.txt)"].index.tolist()
     assert methods.index("WeiAvg") < methods.index("PFA") < methods.index(
         "PFA, random direction")
-    by_seed = pfa_claims.authors_by_seed(comparison)
+    by_seed = pfa_readouts.authors_by_seed(comparison)
     mine = by_seed.xs("ours, their LogR, closed form (3 x 2)", level="source")
     assert mine["PFA - WeiAvg (points)"].tolist() == pytest.approx([10.0])
     assert mine.index.get_level_values("budgets near 10").tolist() == [
@@ -450,8 +452,8 @@ def test_authors_comparison_puts_ours_beside_their_code():
         if "pfa" in theirs10:
             assert row["PFA - WeiAvg (points)"] == pytest.approx(
                 100 * (theirs10["pfa"] - theirs10["weiavg"]))
-    assert pfa_claims.authors_table(comparison.iloc[:0]).empty
-    assert pfa_claims.authors_by_seed(comparison.iloc[:0]).empty
+    assert pfa_readouts.authors_table(comparison.iloc[:0]).empty
+    assert pfa_readouts.authors_by_seed(comparison.iloc[:0]).empty
 
 
 def test_authors_gaps_pair_the_seeds_of_each_source():
@@ -463,7 +465,7 @@ def test_authors_gaps_pair_the_seeds_of_each_source():
              ("b", "mixgauss1", "PFA+", 1, 0.45), ("b", "mixgauss1", "FedAvg", 1, 0.1)]
     comparison = pd.DataFrame(rows, columns=["source", "distribution", "method", "seed",
                                              "accuracy"]).assign(scale="100 x 100")
-    gaps = pfa_claims.authors_gaps(comparison)
+    gaps = pfa_readouts.authors_gaps(comparison)
     a = gaps.loc[("mixgauss1", "a (100 x 100)")]
     # Seed 7 has no WeiAvg: the pairs are 0.1, 0.3, 0.1 (mean 1/6, sd 0.11547).
     half = stats.t.ppf(0.975, 2) * 0.11547005 / np.sqrt(3)
@@ -473,7 +475,7 @@ def test_authors_gaps_pair_the_seeds_of_each_source():
     b = gaps.loc[("mixgauss1", "b (100 x 100)")]
     assert b["PFA - WeiAvg"] == "-0.100 (n=1, no interval)"
     assert b["PFA+ - WeiAvg"] == "-0.050 (n=1, no interval)"
-    assert pfa_claims.authors_gaps(comparison.iloc[:0]).empty
+    assert pfa_readouts.authors_gaps(comparison.iloc[:0]).empty
 
 
 def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
@@ -481,10 +483,10 @@ def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
     paper = runs.assign(rounds=100, local_steps=100,
                         run_key="paper-" + runs["run_key"],
                         accuracy=runs["accuracy"] + 0.05)
-    comparison = pfa_claims.authors_comparison(runs, paper)
+    comparison = pfa_readouts.authors_comparison(runs, paper)
     ours = comparison[comparison["source"].str.startswith("ours")]
     assert set(ours["scale"]) == {"3 x 2", "100 x 100"}
-    table = pfa_claims.authors_table(comparison)
+    table = pfa_readouts.authors_table(comparison)
     row = table.loc[("mixgauss1 (mixgauss3.txt)", "PFA")]
     assert row["ours, our LogR, closed form (3 x 2)"] == "0.800 (1)"
     assert row["ours, our LogR, closed form (100 x 100)"] == "0.850 (1)"
@@ -492,9 +494,9 @@ def test_authors_comparison_puts_the_published_paper_tier_beside_this_build():
 
 def test_verdict_change_notes_name_the_chapters_claims():
     claims = pfa_claims.evaluate(_runs(), "quick", 1)
-    assert set(pfa_claims.VERDICT_CHANGES) <= set(pfa_claims.STATEMENTS)
-    assert set(pfa_claims.TIER_NOTES) <= set(pfa_claims.STATEMENTS)
-    text = verdict_changes(claims, pfa_claims.VERDICT_CHANGES)
+    assert set(pfa_notes.VERDICT_CHANGES) <= set(pfa_claims.STATEMENTS)
+    assert set(pfa_notes.TIER_NOTES) <= set(pfa_claims.STATEMENTS)
+    text = verdict_changes(claims, pfa_notes.VERDICT_CHANGES)
     assert "- `fig13-few-directions`: Paper: HOLDS -> NOT-RUN" in text
     assert "- `fig10-mixgauss3-gap-shrinks`: A claim the chapter did not check before" in text
 
@@ -524,7 +526,7 @@ def test_text_projection_claims_read_the_text_arm_against_weiavg():
     assert status["fig3-ordering-text"] == "FAILS"
     assert status["fig3-ordering-authors-rdp-text"] == "FAILS"
     assert status["fig3-ordering"] == "HOLDS"
-    table = pfa_claims.text_projection_table(pfa_claims.final_accuracy(_runs(accuracy)))
+    table = pfa_readouts.text_projection_table(pfa_readouts.final_accuracy(_runs(accuracy)))
     assert table["seeds"].tolist() == [3] * len(table)
     assert table.index[0] == "Figure 3, mnist-logr"
     assert table["as written - WeiAvg"].str.startswith("-0.050").all()
@@ -538,7 +540,7 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
                   & (runs["aggregator"] == "weiavg"))]
     # the first of the four evaluations is not among the last three the table averages
     runs = runs.assign(accuracy=runs["accuracy"].where(runs["round"] > 0, 0.0))
-    table = pfa_claims.public_budgets_table(runs, model="logr")
+    table = pfa_readouts.public_budgets_table(runs, model="logr")
     assert list(table[["distribution", "seed"]].itertuples(index=False, name=None)) == [
         ("gauss", 0), ("gauss", 1), ("gauss", 2),
         ("mixgauss1", 0), ("mixgauss1", 1), ("mixgauss1", 2)]
@@ -560,10 +562,10 @@ def test_public_budgets_table_reads_each_seeds_public_clients_and_final_accuracy
         assert row.FedAvg == pytest.approx(expected["fedavg"] + jitter)
         assert row.PFA == pytest.approx(expected["pfa"] + jitter)
         assert np.isnan(row.WeiAvg) == (row.seed == 2)
-    assert pfa_claims.public_budgets_table(runs, model="cnn").empty
-    assert pfa_claims.public_budgets_table(runs[runs["figure"] == "fig3"], model="logr").empty
+    assert pfa_readouts.public_budgets_table(runs, model="cnn").empty
+    assert pfa_readouts.public_budgets_table(runs[runs["figure"] == "fig3"], model="logr").empty
     # Figures 3 and 8: a row per dataset and seed of their CNN settings
-    both = pfa_claims.public_budgets_table(runs, ("fig3", "fig8"))
+    both = pfa_readouts.public_budgets_table(runs, ("fig3", "fig8"))
     expected = {(c["figure"], c["dataset"], c["seed"]) for c in pfa.configs(setup, 0)
                 if c["figure"] in ("fig3", "fig8") and c["model"] == "cnn"}
     assert set(both[["figure", "dataset", "seed"]].itertuples(index=False, name=None)) \
@@ -577,7 +579,7 @@ def test_from_top_component_names_the_component_likeliest_to_have_drawn_a_budget
     # MixGauss4: components at 0.1, 1 and 10 (std 0.01, 0.1, 1); 5.4 is nearer 1 than 10,
     # yet only the component at 10 can draw it
     budgets = np.array([0.1, 1.0, 1.3, 5.4, 10.0, 7.0])
-    assert pfa_claims.from_top_component("mixgauss4", budgets).tolist() == [
+    assert pfa_readouts.from_top_component("mixgauss4", budgets).tolist() == [
         False, False, False, True, True, True]
     # against the sampler's own component draws, 3,000 clients of each mixture
     for distribution in ("mixgauss1", "mixgauss2", "mixgauss3", "mixgauss4"):
@@ -588,21 +590,21 @@ def test_from_top_component_names_the_component_likeliest_to_have_drawn_a_budget
         drawn = rng.normal([components[w][1] for w in which],
                            [components[w][2] for w in which])
         top = which == len(components) - 1
-        assert (pfa_claims.from_top_component(distribution, drawn) == top).all()
+        assert (pfa_readouts.from_top_component(distribution, drawn) == top).all()
     with pytest.raises(ValueError, match="not one of the Gaussian mixtures"):
-        pfa_claims.from_top_component("gauss", budgets)
+        pfa_readouts.from_top_component("gauss", budgets)
 
 
 def test_short_of_public_chance_matches_the_budget_draws():
     # closed form: fewer than 3 of 30 clients draw the top component (weight 0.1)
     expected = sum(stats.binom.pmf(j, 30, 0.1) for j in range(3))
-    assert pfa_claims.short_of_public_chance("mixgauss1", 30) == pytest.approx(expected)
+    assert pfa_readouts.short_of_public_chance("mixgauss1", 30) == pytest.approx(expected)
     assert expected == pytest.approx(0.4114, abs=1e-4)
     # against the draws themselves: how often a client below the top component is public
     for distribution in ("mixgauss1", "mixgauss4"):
         draws = [np.sort(sample_budgets(distribution, 30, seed))[-3] < 5
                  for seed in range(3000)]
-        chance = pfa_claims.short_of_public_chance(distribution, 30)
+        chance = pfa_readouts.short_of_public_chance(distribution, 30)
         assert abs(np.mean(draws) - chance) < 4 * np.sqrt(chance * (1 - chance) / 3000)
     with pytest.raises(ValueError, match="not one of the Gaussian mixtures"):
-        pfa_claims.short_of_public_chance("uniform", 30)
+        pfa_readouts.short_of_public_chance("uniform", 30)

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from fedlib.papers.pfa import experiment as pfa
-from fedlib.papers.pfa.claims import chosen_rates, evaluate, final_validation, lr_grid_table
+from fedlib.papers.pfa.claims import evaluate
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
+from fedlib.papers.pfa.readouts import chosen_rates, final_validation, lr_grid_table
 
 
 def _validation(values: dict[tuple[str, str], dict[float, list[float]]]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fedlib.data.synthetic import AdditiveSyntheticTask
-from fedlib.papers.ppsgd import claims, experiment
+from fedlib.papers.ppsgd import claims, experiment, notes, readouts
 from fedlib.privacy import epsilon
 from fedlib.verdicts.claims import ClaimSheet
 
@@ -38,7 +38,7 @@ def _seeded(shape: dict, sigmas=PANELS, seeds=SEEDS, t=T300) -> pd.DataFrame:
                           "iteration": i, "excess_risk": v * factor, "epsilon": 0.0,
                           "step": 0.1, "seed": seed}
                          for i, v in zip(t, values, strict=True)]
-    return claims.best_over_steps(pd.DataFrame(rows))
+    return readouts.best_over_steps(pd.DataFrame(rows))
 
 
 LIKE_PAPER = {
@@ -218,7 +218,7 @@ def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() ->
         "iteration": [1, 2, 1, 2, 1, 2],
         "excess_risk": [5.0, 1.0, 3.0, 2.0, np.inf, np.nan],
     })
-    best = claims.best_over_steps(runs)
+    best = readouts.best_over_steps(runs)
     assert list(best["excess_risk"]) == [3.0, 1.0]
     assert list(best["best_step"]) == [0.5, 0.1]
     assert list(best.columns) == ["clip", "noise_multiplier", "alpha_q", "iteration",
@@ -231,7 +231,7 @@ def test_best_over_steps_keeps_local_curves_run_at_every_noise_level() -> None:
          "excess_risk": 1.0 + s + a + step, "epsilon": 0.0}
         for s in (0.0, 10.0) for a in (0.0, 1.0) for step in (0.1, 0.2)
     ])
-    best = claims.best_over_steps(runs)
+    best = readouts.best_over_steps(runs)
     assert len(best) == 4  # one per (noise, alpha): nothing repeated
     local = best[best["alpha_q"] == 0]
     assert list(local["excess_risk"]) == [1.1, 11.1]
@@ -242,9 +242,9 @@ def test_global_only_floor_and_clipping_bound_closed_forms() -> None:
     # Deviations N(0, 0.25) on coordinates 9 and 10 (variances 1/9, 1/10):
     # expected floor (1 - 1/N) * 0.25 * (1/9 + 1/10).
     expected = (1 - 1 / 400) * 0.25 * (1 / 9 + 1 / 10)
-    assert claims.global_only_floor(task) == pytest.approx(expected, rel=0.15)
-    norm = claims.shared_optimum_norm(task)
-    assert claims.clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
+    assert readouts.global_only_floor(task) == pytest.approx(expected, rel=0.15)
+    norm = readouts.shared_optimum_norm(task)
+    assert readouts.clipping_bound(task, 2.0, 0.5) == pytest.approx(norm)
 
 
 @pytest.mark.parametrize(("instance", "seed"), [("fedlib", 3), ("authors", 42)])
@@ -253,11 +253,11 @@ def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid(instance: 
     grid = experiment.tier("smoke").synthetic
     task = AdditiveSyntheticTask(n_users=grid.n_users, dim=grid.dim, seed=seed,
                                  instance=instance)
-    table = claims.clipping_table(grid, 3, instance)
+    table = readouts.clipping_table(grid, 3, instance)
     assert list(table["value"]) == [
-        f"{claims.shared_optimum_norm(task):.1f}",
-        f"{claims.clipping_bound(task, max(grid.steps), 1.0):.0f}",
-        f"{claims.global_only_floor(task):.2e}",
+        f"{readouts.shared_optimum_norm(task):.1f}",
+        f"{readouts.clipping_bound(task, max(grid.steps), 1.0):.0f}",
+        f"{readouts.global_only_floor(task):.2e}",
     ]
     early = max(1, grid.iterations // 30)
     curves = pd.DataFrame([
@@ -265,16 +265,16 @@ def test_clipping_table_and_loose_clip_note_read_the_task_of_the_grid(instance: 
          "excess_risk": (a + 1.0) if t == early else 1.0 / (a + 1.0)}
         for c in grid.clips for a in (0.0, 3.0) for t in (early, grid.iterations)
     ])
-    note = claims.loose_clip_note(curves, grid, 3, instance)
+    note = readouts.loose_clip_note(curves, grid, 3, instance)
     assert f"$C={max(grid.clips):g}$" in note
     assert f"$\\alpha Q=$0 (risk 1) at iteration {early}" in note
     assert f"$\\alpha Q=$3 (risk 0.25) at iteration {grid.iterations}" in note
-    assert f"{claims.global_only_floor(task):.1e}" in note
+    assert f"{readouts.global_only_floor(task):.1e}" in note
 
 
 def test_synthetic_grid_table_counts_the_runs() -> None:
     setup = experiment.tier("smoke")
-    table = claims.synthetic_grid_table(setup, "smoke", 0)
+    table = readouts.synthetic_grid_table(setup, "smoke", 0)
     assert table.loc["runs", ""] == len(experiment.configs(setup, 0, figure="1a")) == 40
     assert table.loc["tier", ""] == "smoke"
     assert table.loc["noise sigma", ""] == "0, 100"
@@ -296,8 +296,8 @@ def runs_table(values: dict[tuple[float, float, float], float]) -> pd.DataFrame:
 
 def test_best_over_steps_takes_the_best_step_and_repeats_local_for_every_sigma() -> None:
     runs = runs_table({(0, 0, 0.1): 0.3, (0, 0, 0.2): 0.4, (2, 1, 0.1): 0.5, (2, 1, 0.2): 0.45})
-    curves = claims.best_over_steps(runs, "accuracy", higher_is_better=True)
-    end = claims.final(curves)
+    curves = readouts.best_over_steps(runs, "accuracy", higher_is_better=True)
+    end = readouts.final(curves)
     assert set(zip(end["noise_multiplier"], end["alpha_q"], strict=True)) == {
         (0, 0), (2, 0), (2, 1)}
     assert end[(end["noise_multiplier"] == 2) & (end["alpha_q"] == 0)]["accuracy"].item() == 0.4
@@ -320,7 +320,7 @@ def _end(values: dict[tuple[float, float], float], seeds=SEEDS, spread=0.002
 def test_tradeoff_table_reads_the_mean_over_seeds() -> None:
     good = _end({(s, a): v for s in (1, 3) for a, v in
                  ((0, 0.5), (0.3, 0.7 - 0.01 * s), (1, 0.65), (INF, 0.6 - 0.1 * s))})
-    table = claims.tradeoff(claims.mean_over_seeds(good), "accuracy", higher_is_better=True)
+    table = readouts.tradeoff(readouts.mean_over_seeds(good), "accuracy", higher_is_better=True)
     assert table["envelope"].tolist() == pytest.approx([0.69, 0.67])
     assert table["best_alpha_q"].tolist() == [0.3, 0.3]
     assert table["intermediate"].tolist() == pytest.approx([0.65, 0.65])
@@ -436,7 +436,7 @@ def test_the_small_steps_note_shows_every_seed_of_every_level_at_every_noise() -
     lines = note.splitlines()
     assert lines[2] == "| sigma | alpha*Q | " + " | ".join(f"seed {s}" for s in SEEDS) + " |"
     row = next(line for line in lines if line.startswith("| 3 | 0.1 |"))
-    end = claims.final(curves)
+    end = readouts.final(curves)
     seed0 = end[(end["noise_multiplier"] == 3) & (end["alpha_q"] == 0.1) & (end["seed"] == 0)]
     assert [c.strip() for c in row.strip("|").split("|")[2:]] == [
         f"{seed0['accuracy'].item():.3f}" if s == 0 else "0.100" for s in SEEDS]
@@ -453,12 +453,12 @@ def test_small_steps_curves_take_the_best_step_and_local_only_from_the_main_grid
     small = runs([(1, 0.1, 0.05, 0.6), (1, 0.1, 0.5, 0.4), (3, 0.1, 0.05, 0.5),
                   (3, 0.1, 0.5, 0.55), (3, INF, 0.05, 0.3)])
     main = runs([(0, 0.0, 0.5, 0.2), (0, 0.0, 1.0, 0.25), (0, INF, 0.5, 0.9)])
-    curves = claims.small_steps_curves(small, main)
+    curves = readouts.small_steps_curves(small, main)
     best = {(r.noise_multiplier, r.alpha_q): (r.accuracy, r.best_step)
             for r in curves.itertuples()}
     assert best == {(1, 0.1): (0.6, 0.05), (3, 0.1): (0.55, 0.5), (3, INF): (0.3, 0.05),
                     (1, 0.0): (0.25, 1.0), (3, 0.0): (0.25, 1.0)}
-    assert claims.small_steps_curves(pd.DataFrame(), main).empty
+    assert readouts.small_steps_curves(pd.DataFrame(), main).empty
 
 
 def test_small_steps_claim_without_its_runs_says_where_they_run() -> None:
@@ -467,7 +467,7 @@ def test_small_steps_claim_without_its_runs_says_where_they_run() -> None:
 
 
 def test_figure1_epsilon_claim_compares_printed_values_exactly() -> None:
-    table = claims.figure1_epsilons()
+    table = readouts.figure1_epsilons()
     assert set(table["figure"]) == {"1a", "1c", "1d"}
     row = table[(table["figure"] == "1a") & (table["sigma"] == 100.0)].iloc[0]
     assert row["eps_rdp"] == epsilon(100.0, 1.0, 300, experiment.DELTA, accountant="rdp")
@@ -507,7 +507,7 @@ def test_evaluate_lists_every_claim_of_the_chapter_in_order() -> None:
         "fig1b-intermediate-alpha-best-without-noise", "fig1b-small-alpha-best-with-noise",
         "fig2-stackoverflow-envelope-dominates"]
     assert {c.scale for c in evaluated} == {"smoke"}
-    assert set(claims.VERDICT_CHANGES) <= {c.claim_id for c in evaluated}
+    assert set(notes.VERDICT_CHANGES) <= {c.claim_id for c in evaluated}
 
 
 # --- Tables ---------------------------------------------------------------------------------
@@ -517,7 +517,7 @@ def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> N
     setup = experiment.tier("smoke")
     runs_1c = pd.DataFrame({"n_users": [25, 25], "iterations": [40, 40]})
     runs_1d = pd.DataFrame({"n_users": [20], "iterations": [3]})
-    table = claims.privacy_table(setup, runs_1c, runs_1d)
+    table = readouts.privacy_table(setup, runs_1c, runs_1d)
     assert list(table.columns) == ["figure", "users N", "rate Q/N", "iterations T", "sigma",
                                    "eps RDP", "eps PLD"]
     assert list(table["figure"]) == ["1a synthetic", "1c EMNIST linear", "1d EMNIST CNN"]
@@ -535,7 +535,7 @@ def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> N
 
 def test_emnist_tables_and_notes() -> None:
     setup = experiment.tier("smoke")
-    grids = claims.emnist_grid_table(setup, 0)
+    grids = readouts.emnist_grid_table(setup, 0)
     assert list(grids.columns) == ["linear", "cnn"]
     assert grids.loc["runs", "linear"] == len(experiment.configs(setup, 0, figure="1c"))
     assert grids.loc["epochs", "cnn"] == "0.1 (paper: 20)"
@@ -555,7 +555,7 @@ def test_emnist_data_table_describes_the_writers() -> None:
     writers = np.repeat(np.arange(4), [20, 30, 40, 50])
     data = split_per_user(rng.random((140, 784)).astype(np.float32), rng.integers(0, 10, 140),
                           writers, 10, test_fraction=0.1, seed=0, source="toy digits")
-    table = claims.emnist_data_table(data)
+    table = readouts.emnist_data_table(data)
     assert table.loc["source", ""] == "toy digits"
     assert table.loc["writers N", ""] == 4
     assert table.loc["train digits", ""] + table.loc["test digits", ""] == 140

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from fedlib.papers.ppsgd import claims, figures  # noqa: E402
+from fedlib.papers.ppsgd import figures, readouts  # noqa: E402
 
 INF = math.inf
 
@@ -120,7 +120,7 @@ def test_figure_2_draws_the_tradeoff_of_each_task() -> None:
     assert ax_emnist.get_ylabel() == "EMNIST linear: test accuracy"
     assert ax_synth.get_ylabel() == "synthetic: excess risk"
     assert ax_emnist.get_xscale() == "log" and ax_synth.get_yscale() == "log"
-    tables = claims.figure2_tradeoffs(curves_1a, curves_1c)
+    tables = readouts.figure2_tradeoffs(curves_1a, curves_1c)
     table = tables["EMNIST linear (accuracy)"]
     private = table[table["noise_multiplier"] > 0]
     by_label = {line.get_label(): line for line in ax_emnist.get_lines()}

@@ -1,0 +1,454 @@
+"""Bietti et al. (2022), PPSGD: what the chapter reads off the runs (the best step size
+over the grid, means over seeds, curves, clipping bounds, privacy-utility trade-offs,
+the iterations a curve keeps) and the tables it shows. The claims
+(:mod:`fedlib.papers.ppsgd.claims`), the figures and the chapter's prose read from here."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fedlib.data.federated import FederatedClassification
+from fedlib.data.synthetic import AdditiveSyntheticTask
+from fedlib.papers.ppsgd.experiment import (
+    DELTA,
+    FIGURE_CLIP,
+    SYNTHETIC_INSTANCE,
+    TIERS,
+    PpsgdSetup,
+    SyntheticGrid,
+    configs,
+    setting_configs,
+    synthetic_task,
+)
+from fedlib.papers.ppsgd.experiment import tier as experiment_tier
+from fedlib.papers.ppsgd.paper_tier import settings_setup
+from fedlib.privacy import epsilon
+from fedlib.runs.rows import KeptSteps, log_linear_grid
+from fedlib.verdicts.compare import (
+    per_seed,
+)
+
+INTERMEDIATE_ALPHA_Q = 1.0
+"""The intermediate level drawn in Figure 2 (alpha*Q = 1 equalizes the sample variances)."""
+
+
+CURVE_KEYS = ["clip", "noise_multiplier", "alpha_q", "iteration"]
+"""What tells the points of a curve apart (and ``seed`` where the runs have repeats)."""
+
+
+def _keys(frame: pd.DataFrame) -> list[str]:
+    return CURVE_KEYS + (["seed"] if "seed" in frame.columns else [])
+
+
+def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
+                    higher_is_better: bool = False,
+                    sigmas: tuple[float, ...] | None = None) -> pd.DataFrame:
+    """The paper's curves: at each iteration, the best ``value`` over step sizes (per
+    seed where the runs carry a ``seed`` column).
+
+    Non-finite values (diverged runs) are ignored. Local-only runs (alpha*Q = 0)
+    release nothing; where they were run at one noise level only (the EMNIST
+    grids), their curves are repeated for every noise level in ``sigmas``
+    (default: all noise levels of ``runs``). Returns columns clip,
+    noise_multiplier, alpha_q, iteration, (seed,) ``value``, best_step, epsilon, sorted.
+    """
+    sigmas = tuple(sorted(runs["noise_multiplier"].unique())) if sigmas is None else sigmas
+    finite = runs[np.isfinite(runs[value])]
+    keys = _keys(runs)
+    grouped = finite.groupby(keys)[value]
+    best = finite.loc[grouped.idxmax() if higher_is_better else grouped.idxmin()]
+    best = best.rename(columns={"step": "best_step"})[keys + [value, "best_step", "epsilon"]]
+    local = best["alpha_q"] == 0
+    if best.loc[local, "noise_multiplier"].nunique() == 1:
+        best = pd.concat([best[~local], *(best[local].assign(noise_multiplier=s) for s in sigmas)],
+                         ignore_index=True)
+    return best.sort_values(keys).reset_index(drop=True)
+
+
+def mean_over_seeds(curves: pd.DataFrame) -> pd.DataFrame:
+    """The curves averaged over seeds (what the figures draw); unchanged without seeds."""
+    if "seed" not in curves.columns:
+        return curves
+    values = [c for c in curves.columns if c not in CURVE_KEYS + ["seed", "best_step"]]
+    mean = curves.groupby(CURVE_KEYS, as_index=False)[values].mean()
+    step = curves.groupby(CURVE_KEYS, as_index=False)["best_step"].median()
+    return mean.merge(step, on=CURVE_KEYS)[[c for c in curves.columns if c != "seed"]]
+
+
+def seeds_of(curves: pd.DataFrame) -> list[int]:
+    """The seeds (repeats) the curves hold."""
+    return sorted(curves["seed"].unique()) if "seed" in curves.columns else [0]
+
+
+def with_seed(curves: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """``curves`` with a ``seed`` column (``seed`` where it has none)."""
+    return curves if "seed" in curves.columns else curves.assign(seed=seed)
+
+
+def _curve(curves: pd.DataFrame, sigma: float, alpha_q: float) -> pd.Series:
+    sel = curves[(curves["noise_multiplier"] == sigma) & (curves["alpha_q"] == alpha_q)]
+    return sel.set_index("iteration")["excess_risk"].sort_index()
+
+
+def final(curves: pd.DataFrame) -> pd.DataFrame:
+    """The last evaluation of every (noise, alpha) curve."""
+    last = curves["iteration"].max()
+    return curves[curves["iteration"] == last]
+
+
+def at_figure_clip(curves: pd.DataFrame) -> pd.DataFrame:
+    """The Figure 1a curves at the plots' clipping norm (:data:`FIGURE_CLIP`)."""
+    return curves[curves["clip"] == FIGURE_CLIP]
+
+
+def _at(table: pd.DataFrame, sigma: float, alpha_q: float, value: str) -> float:
+    sel = table[(table["noise_multiplier"] == sigma) & (table["alpha_q"] == alpha_q)]
+    return float(sel[value].iloc[0])
+
+
+def _fmt_alpha(alpha_q: float) -> str:
+    return "inf" if math.isinf(alpha_q) else f"{alpha_q:g}"
+
+
+def values(curves: pd.DataFrame, value: str, sigma: float, alpha_q: float,
+           iteration: int | None = None, *, log: bool = False) -> pd.Series:
+    """One value per seed: ``value`` of the curve (sigma, alpha*Q) at ``iteration`` (None:
+    the last), log10 of it with ``log``."""
+    curves = with_seed(curves)
+    iteration = int(curves["iteration"].max()) if iteration is None else iteration
+    found = per_seed(curves, value, where={"noise_multiplier": float(sigma),
+                                            "alpha_q": float(alpha_q),
+                                            "iteration": iteration})
+    return np.log10(found) if log else found
+
+
+def best_arm(arms: Mapping[float, pd.Series], higher_is_better: bool) -> float:
+    """The arm (personalization level) with the best mean over seeds."""
+    pick = max if higher_is_better else min
+    return pick((a for a in arms if len(arms[a])), key=lambda a: float(arms[a].mean()))
+
+
+FIGURE1A_PANEL_SIGMAS = (0.0, 10.0, 100.0, 1000.0)
+"""The noise levels of the Figure 1a panels the claims read (each panel fixes sigma and
+C = 1 in its title; the chapter's Figure 1a draws the same panels)."""
+
+
+LOCAL_WINS_FROM = 200
+"""The paper: local learning dominates "after about 200 iterations" at large noise."""
+
+
+INSTANCE_NAMES = {
+    "authors": "the authors' (their script's seed and order of draws)",
+    "fedlib": "fedlib's own draw",
+}
+
+
+def synthetic_grid_table(setup: PpsgdSetup, scale: str, seed: int,
+                         instance: str = SYNTHETIC_INSTANCE) -> pd.DataFrame:
+    """The Figure 1a grid of this build, one row per property."""
+    grid = setup.synthetic
+    return pd.DataFrame({
+        "tier": [scale],
+        "problem instance": [INSTANCE_NAMES[instance]],
+        "users N": [grid.n_users],
+        "dimension d": [grid.dim],
+        "heterogeneity (std of the users' deviations)": [f"{grid.heterogeneity:g}"],
+        "iterations": [grid.iterations],
+        "step sizes (each curve: minimum over these)": [", ".join(f"{s:g}" for s in grid.steps)],
+        "alpha*Q": [", ".join(f"{a:g}" for a in grid.alpha_q)],
+        "noise sigma": [", ".join(f"{s:g}" for s in grid.sigmas)],
+        "runs": [len(configs(setup, seed, figure="1a"))],
+    }).T.rename(columns={0: ""})
+
+
+def global_only_floor(task: AdditiveSyntheticTask) -> float:
+    """Lowest excess risk any global-only model can reach: w = mean_i theta*_i.
+
+    (1/N) sum_i ||theta*_i - mean theta*||^2_Sigma, in closed form.
+    """
+    thetas = task.theta_star()
+    spread = thetas - thetas.mean(axis=0)
+    return float(np.mean(np.sum(task.feature_variances() * spread**2, axis=1)))
+
+
+def shared_optimum_norm(task: AdditiveSyntheticTask) -> float:
+    """||mean_i theta*_i||: how far the best global-only model lies from the start w = 0."""
+    return float(np.linalg.norm(task.theta_star().mean(axis=0)))
+
+
+def clipping_bound(task: AdditiveSyntheticTask, max_step: float, clip: float) -> float:
+    """Fewest iterations a global-only run needs to reach the shared optimum.
+
+    Each update moves w by at most step * C without noise (the mean of clipped
+    gradients has norm <= C), while w must travel ||mean theta*|| from zero.
+    """
+    return shared_optimum_norm(task) / (max_step * clip)
+
+
+def clipping_table(grid: SyntheticGrid, seed: int, instance: str = SYNTHETIC_INSTANCE
+                   ) -> pd.DataFrame:
+    """How far clipping at C = 1 holds global-only learning back on the synthetic task."""
+    task = synthetic_task(grid, seed, instance)
+    return pd.DataFrame({
+        "quantity": [
+            "distance of the shared optimum from the origin",
+            "iterations a global-only run needs at least (largest step, C=1)",
+            "excess-risk floor of any global-only model",
+        ],
+        "value": [
+            f"{shared_optimum_norm(task):.1f}",
+            f"{clipping_bound(task, max(grid.steps), FIGURE_CLIP):.0f}",
+            f"{global_only_floor(task):.2e}",
+        ],
+    })
+
+
+def best_alpha(frame: pd.DataFrame, iteration: int) -> str:
+    """The best personalization level of ``frame`` at ``iteration``, with its excess risk."""
+    row = frame[frame["iteration"] == iteration].sort_values("excess_risk").iloc[0]
+    return f"{row['alpha_q']:g} (risk {row['excess_risk']:.3g})"
+
+
+def loose_clip_note(curves: pd.DataFrame, grid: SyntheticGrid, seed: int,
+                    instance: str = SYNTHETIC_INSTANCE) -> str:
+    """What the noise-free curves at the grid's largest clipping norm show (Markdown; the
+    means over seeds)."""
+    curves = mean_over_seeds(curves)
+    loose = curves[(curves["clip"] == max(grid.clips)) & (curves["noise_multiplier"] == 0)]
+    early_it = max(1, grid.iterations // 30)
+    return (
+        f"Without noise and with $C={max(grid.clips):g}$, the best personalization level is "
+        f"$\\alpha Q=${best_alpha(loose, early_it)} at iteration {early_it} and "
+        f"$\\alpha Q=${best_alpha(loose, grid.iterations)} at iteration {grid.iterations}. "
+        f"The users' optima differ by only ${grid.heterogeneity:g}$ (standard deviation) on "
+        f"five coordinates, so a single shared model can reach an excess risk of "
+        f"{global_only_floor(synthetic_task(grid, seed, instance)):.1e}: global "
+        "learning has no reason to plateau within the paper's 300 iterations, and the "
+        "plateau the paper describes cannot come from this generator at this horizon."
+    )
+
+
+def emnist_data_table(data: FederatedClassification) -> pd.DataFrame:
+    """The EMNIST data of this build: source, writers, digits."""
+    return pd.DataFrame({
+        "source": [data.source],
+        "writers N": [data.n_users],
+        "train digits": [len(data.y_train)],
+        "test digits": [len(data.y_test)],
+        "train digits per writer (median)": [int(pd.Series(data.train_counts()).median())],
+    }).T.rename(columns={0: ""})
+
+
+def emnist_grid_table(setup: PpsgdSetup, seed: int) -> pd.DataFrame:
+    """The EMNIST grids of this build, one column per model."""
+    return pd.DataFrame({
+        model: {
+            "epochs": f"{g.epochs:g}" + (" (paper: 20)" if g.epochs != 20 else ""),
+            "iterations T": "see below",
+            "step sizes (curves: best of)": ", ".join(f"{v:g}" for v in g.steps),
+            "alpha*Q": ", ".join(f"{a:g}" for a in g.alpha_q),
+            "noise sigma": ", ".join(f"{v:g}" for v in g.sigmas),
+            "clip C": f"{g.clip:g}",
+            "runs": len(configs(setup, seed, figure=figure)),
+        }
+        for figure, model, g in (("1c", "linear", setup.linear), ("1d", "cnn", setup.cnn))
+    })
+
+
+def iterations_run(runs: pd.DataFrame) -> int:
+    """The iterations T the EMNIST runs of one figure trained for."""
+    return int(runs["iterations"].iloc[0])
+
+
+def small_steps_curves(small: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
+    """The curves of Figure 1d's small-step runs (``small``; best step size at each
+    evaluation), with local-only from the main grid's runs (``main``), which releases
+    nothing and so is the same at every noise level; empty when ``small`` is."""
+    if small.empty:
+        return small
+    local = main[main["alpha_q"] == 0]
+    sigmas = tuple(sorted(small["noise_multiplier"].unique()))
+    return best_over_steps(pd.concat([small, local], ignore_index=True), "accuracy",
+                           higher_is_better=True, sigmas=sigmas)
+
+
+def tradeoff(end: pd.DataFrame, value: str, higher_is_better: bool,
+             intermediate: float = INTERMEDIATE_ALPHA_Q) -> pd.DataFrame:
+    """Figure 2: per noise level, local-only, global-only, an intermediate level,
+    the best over 0 < alpha*Q < inf ("personalized") and over every alpha*Q ("envelope").
+
+    ``end`` holds one row per (noise_multiplier, alpha_q) with ``value`` and
+    ``epsilon`` (the final iteration, best step size). Local-only releases
+    nothing; its value does not depend on the noise level.
+    """
+    pick = max if higher_is_better else min
+    rows = []
+    for sigma in sorted(end["noise_multiplier"].unique()):
+        panel = end[end["noise_multiplier"] == sigma].set_index("alpha_q")
+        values = panel[value]
+        personalized = values[(values.index > 0) & np.isfinite(values.index)]
+        best = (personalized.idxmax() if higher_is_better else personalized.idxmin())
+        released = panel[panel.index > 0]["epsilon"]
+        rows.append({
+            "noise_multiplier": sigma,
+            "epsilon": float(released.max()) if len(released) else 0.0,
+            "local": float(values.get(0.0, np.nan)),
+            "global": float(values.get(math.inf, np.nan)),
+            "intermediate": float(values.get(intermediate, np.nan)),
+            "personalized": float(personalized.loc[best]),
+            "best_alpha_q": float(best),
+            "envelope": float(pick(values)),
+        })
+    return pd.DataFrame(rows)
+
+
+EMNIST_TRADEOFF = "EMNIST linear (accuracy)"
+
+
+SYNTHETIC_TRADEOFF = "synthetic (excess risk)"
+
+
+def figure2_ends(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame
+                 ) -> dict[str, pd.DataFrame]:
+    """The final values Figure 2 reads, averaged over seeds: EMNIST linear (1c) and
+    synthetic (1a, C = 1)."""
+    return {EMNIST_TRADEOFF: final(mean_over_seeds(curves_1c)),
+            SYNTHETIC_TRADEOFF: final(at_figure_clip(mean_over_seeds(curves_1a)))}
+
+
+def figure2_tradeoffs(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame
+                      ) -> dict[str, pd.DataFrame]:
+    """The trade-off tables of Figure 2 (:func:`tradeoff`) on the means over seeds: EMNIST
+    linear, then synthetic."""
+    ends = figure2_ends(curves_1a, curves_1c)
+    return {
+        EMNIST_TRADEOFF: tradeoff(ends[EMNIST_TRADEOFF], "accuracy", higher_is_better=True),
+        SYNTHETIC_TRADEOFF: tradeoff(ends[SYNTHETIC_TRADEOFF], "excess_risk",
+                                     higher_is_better=False),
+    }
+
+
+def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFrame
+                  ) -> pd.DataFrame:
+    """Epsilon at the end of training under the authors' RDP accountant and under PLD.
+
+    One row per private noise level of each figure: Figure 1a samples every user
+    (rate 1); each EMNIST figure takes its own users N, sampling rate Q/N (Q
+    users per iteration, as its runs were configured) and iterations T.
+    """
+    grid = setup.synthetic
+
+    def emnist(runs: pd.DataFrame, emnist_grid) -> tuple:
+        n_users = int(runs["n_users"].iloc[0])
+        return (n_users, emnist_grid.users_per_iteration / n_users, iterations_run(runs),
+                emnist_grid.sigmas)
+
+    figures = {
+        "1a synthetic": (grid.n_users, 1.0, grid.iterations, grid.sigmas),
+        "1c EMNIST linear": emnist(runs_1c, setup.linear),
+        "1d EMNIST CNN": emnist(runs_1d, setup.cnn),
+    }
+    rows = []
+    for figure, (n_users, rate, iterations, sigmas) in figures.items():
+        for sigma in sigmas:
+            if sigma <= 0:
+                continue
+            rows.append({
+                "figure": figure, "users N": n_users, "rate Q/N": rate, "iterations T": iterations,
+                "sigma": sigma,
+                "eps RDP": epsilon(sigma, rate, iterations, DELTA, accountant="rdp"),
+                "eps PLD": epsilon(sigma, rate, iterations, DELTA, accountant="pld"),
+            })
+    return pd.DataFrame(rows)
+
+
+PAPER_EMNIST_ITERATIONS = 20 * 100 * 1000 // (10 * 10)
+"""Iterations of the paper's EMNIST runs: 20 epochs of about 100 digits for each of
+N = 1,000 writers, Q = 10 writers of m = 10 digits per iteration."""
+
+
+def figure1_epsilons() -> pd.DataFrame:
+    """The epsilon of every private panel of Figure 1 (1a, 1c, 1d) at the paper's setting
+    (its sigma, sampling rate Q/N, iterations T and delta = 1e-4): under this library's
+    RDP accountant and under the accountant of the authors' script (opacus 1.1's orders)."""
+    paper = experiment_tier("paper")  # the paper's panels, not the book's cut grid
+    figures = (("1a", 1.0, paper.synthetic.iterations, FIGURE1A_PANEL_SIGMAS),
+               ("1c", 10 / 1000, PAPER_EMNIST_ITERATIONS, paper.linear.panel_sigmas),
+               ("1d", 10 / 1000, PAPER_EMNIST_ITERATIONS, paper.cnn.panel_sigmas))
+    return pd.DataFrame([
+        {"figure": figure, "sigma": sigma, "rate": rate, "iterations": steps,
+         "eps_rdp": epsilon(sigma, rate, steps, DELTA, accountant="rdp"),
+         "eps_authors": epsilon(sigma, rate, steps, DELTA, accountant="opacus-rdp")}
+        for figure, rate, steps, sigmas in figures for sigma in sigmas if sigma > 0])
+
+
+CURVE_LOG_POINTS = 40
+"""Iterations of a published synthetic run spaced evenly on a log scale (the curves of
+Figure 1a fall fastest in their first iterations)."""
+
+
+CURVE_EVERY = 10
+"""And every tenth iteration (the tail of the curves, drawn on a linear axis)."""
+
+
+def claim_iterations(last: int) -> set[int]:
+    """The iterations of a synthetic run of ``last`` iterations that a claim or note of
+    the chapter reads: T/30 (global learning fastest at the start, and the note on the
+    loose clipping norm), T/2 (the plateau of global learning), iteration 200 (local
+    learning wins at large noise) and T (every claim's end, and Figure 2)."""
+    return {max(1, last // 30), last // 2, min(LOCAL_WINS_FROM, last), last}
+
+
+def curve_iterations(last: int) -> set[int]:
+    """The iterations a published synthetic run keeps: a log-plus-linear grid of the
+    curves (:data:`CURVE_LOG_POINTS`, :data:`CURVE_EVERY`) and :func:`claim_iterations`."""
+    return log_linear_grid(last, CURVE_LOG_POINTS, CURVE_EVERY) | claim_iterations(last)
+
+
+_CURVE_FIELDS = ("instance", "n_users", "dim", "heterogeneity", "iterations", "batch_size",
+                 "noise_multiplier", "clip")
+"""What the runs of one panel's curves share (they differ in step size and alpha*Q)."""
+
+
+@cache
+def _walked_panels(tier: str, seed: int) -> frozenset[tuple[str, ...]]:
+    """The panels (:data:`_CURVE_FIELDS`) of the settings sweep at its largest noise
+    level (at ``tier``, ``seed``)."""
+    if tier not in TIERS:
+        return frozenset()
+    configs = setting_configs(settings_setup(tier), seed)
+    largest = max(config["noise_multiplier"] for config in configs)
+    return frozenset(tuple(str(config[f]) for f in _CURVE_FIELDS) for config in configs
+                     if config["noise_multiplier"] == largest)
+
+
+def walked_step_by_step(config: Mapping[str, Any], tier: str) -> bool:
+    """Whether a synthetic run is read at every iteration: the settings table says, per
+    setting, from which iteration local learning stays the best at the largest noise
+    level, which reads every iteration of the curves at that level. Every run of such a
+    panel keeps every row, whatever its step size and alpha*Q (also those of Figure 1a's
+    grid the sweep does not run): a curve is the best over step sizes at each iteration,
+    which must not be taken over the runs that kept the iteration only."""
+    seed = config.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        return True  # a config this rule cannot place keeps every row
+    try:
+        panel = tuple(str(config[f]) for f in _CURVE_FIELDS)
+    except KeyError:
+        return True
+    return panel in _walked_panels(tier, seed)
+
+
+SYNTHETIC_ROWS = KeptSteps(
+    column="iteration", grid=curve_iterations, reads=claim_iterations,
+    whole=walked_step_by_step,
+    why="Figure 1a draws the curves (kept on a log-plus-linear grid of iterations); the "
+        "claims read iterations T/30, T/2, 200 and T; the settings table reads every "
+        "iteration of the settings sweep at its largest noise level")
+"""The rows a published run of ``ppsgd-synthetic`` keeps (:mod:`fedlib.runs.rows`)."""
