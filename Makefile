@@ -97,10 +97,10 @@ lock:
 	    echo "locked requirements/$$name"; \
 	done
 
-# In parallel, one worker a core (pytest-xdist); the tests that read one whole-book build
-# share a worker (tests/conftest.py), so each book is built once.
+# In parallel, one worker a core (pytest-xdist), a test file on one worker: each whole-book
+# build is made once, its file first (tests/conftest.py).
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 # A chapter by hand: JupyterLab serves notebooks/<id>.py as a notebook (jupytext), and
 # saving writes the .py back, the source of truth.

@@ -18,24 +18,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-SHARED_BUILDS = ("built_book", "site_book")
-"""Session fixtures that build the whole book (minutes each): under pytest-xdist every test
-that reads one runs on the same worker, so that each is built once per test run."""
+SHARED_BUILDS = {"built_book": "test_book.py", "site_book": "test_site.py"}
+"""Session fixtures that build the whole book (minutes each), and the one test file that
+reads each. ``make test`` runs the files in parallel (pytest-xdist, ``--dist loadfile``:
+a file's tests on one worker), these two first: each build is made once, on a worker of
+its own, while the other files share the rest of the time."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests of each whole-book build, and run those groups first: each build
-    then starts at once on a worker of its own while the other tests share the rest."""
-    first = []
-    for item in items:
-        for build in SHARED_BUILDS:
-            if build in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(build))
-                first.append(item)
-                break
-    chosen = set(map(id, first))
-    items[:] = first + [item for item in items if id(item) not in chosen]
+    """Run the files of the whole-book builds first; refuse a test elsewhere that reads
+    one of them (it would build that book a second time on another worker)."""
+    astray = sorted(item.nodeid for item in items for build, home in SHARED_BUILDS.items()
+                    if build in getattr(item, "fixturenames", ())
+                    and item.path.name != home)
+    if astray:
+        raise pytest.UsageError(
+            f"{', '.join(astray)} read a whole-book build outside its file "
+            f"({', '.join(f'{b}: {h}' for b, h in SHARED_BUILDS.items())}): move them there")
+    homes = list(SHARED_BUILDS.values())
+    items.sort(key=lambda item: homes.index(item.path.name) if item.path.name in homes
+               else len(homes))
 
 
 @pytest.fixture(autouse=True)

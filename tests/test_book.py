@@ -1,7 +1,11 @@
-"""The whole pipeline at the smoke tier: Makefile -> papermill -> Jupyter Book -> browser."""
+"""The whole pipeline at the smoke tier: Makefile -> papermill -> Jupyter Book -> browser.
+
+Every test of the smoke build (the ``built_book`` fixture) lives in this file, so that a
+parallel run builds it once, on one worker (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -11,9 +15,12 @@ import pytest
 from conftest import run_in_clone
 
 from fedlib.papers import PAPERS
+from fedlib.verdicts.claims import read_claims
+from fedlib.verdicts.compare import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV = Path(sys.executable).parent.parent
+NOTEBOOKS = [ROOT / p.notebook for p in PAPERS]
 
 
 @pytest.mark.slow
@@ -218,3 +225,36 @@ def test_every_figure_offers_its_plotted_numbers(built_book: Path) -> None:
             path = site / "data" / name
             assert path.is_file(), f"{paper.id}: the link to {name} does not resolve"
             assert path.read_text().startswith("panel,x label,y label,series,x,y")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_at_smoke_tier(source: Path, built_book: Path) -> None:
+    """The smoke build of the book executed every notebook through papermill."""
+    executed = built_book / "generated" / f"{source.stem}.ipynb"
+    claims = [c for c in read_claims(built_book / "generated" / "claims")
+              if c.paper == source.stem]
+    assert claims, "the notebook wrote no claims"
+    assert {c.scale for c in claims} == {"smoke"}
+    assert all(c.status in STATUSES and c.evidence for c in claims)
+    outputs = [o for cell in json.loads(executed.read_text())["cells"]
+               for o in cell.get("outputs", [])]
+    # Figures are glued for the book (their mime type then carries myst-nb's prefix).
+    assert any(key.endswith("image/png") for o in outputs for key in o.get("data", {})), (
+        "no figure was drawn")
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+
+
+@pytest.mark.slow
+def test_the_frontier_chapter_ran_at_the_smoke_tier(built_book: Path) -> None:
+    """The companion's frontier chapter as the smoke build executed it: companion findings
+    only, no error, every figure's numbers kept."""
+    generated = built_book / "generated"
+    findings = [c for c in read_claims(generated / "claims") if c.paper == "frontier"]
+    assert findings and {c.origin for c in findings} == {"companion"}
+    assert {c.scale for c in findings} == {"smoke"}
+    outputs = [o for cell in json.loads((generated / "frontier.ipynb").read_text())["cells"]
+               for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    for name in ("frontier_accuracy", "frontier_fairness", "frontier_costs"):
+        assert (generated / "extra" / "data" / f"{name}.csv").is_file()
