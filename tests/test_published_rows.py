@@ -203,7 +203,7 @@ def test_the_ppsgd_claims_read_from_thinned_runs_are_those_of_the_full_runs(
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
     smoke = experiment.tier("smoke")
     setup = replace(smoke, synthetic=replace(smoke.synthetic, iterations=300))
-    monkeypatch.setattr(claims, "settings_setup",
+    monkeypatch.setattr(readouts, "settings_setup",
                         lambda scale: setup if scale == "smoke" else experiment.tier(scale))
     readouts._walked_panels.cache_clear()
     try:

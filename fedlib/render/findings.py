@@ -33,14 +33,7 @@ from fedlib.verdicts.claims import (
     by_claim,
     paper_claims,
 )
-from fedlib.verdicts.compare import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_RUN,
-    NOT_TESTABLE,
-    STATUSES,
-)
+from fedlib.verdicts.compare import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, STATUSES
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|inf|nan)"
 _EST = (rf"(?P<mean>{_NUM}) \[(?P<low>{_NUM}), (?P<high>{_NUM})\] "

@@ -28,14 +28,7 @@ from fedlib.verdicts.claims import (
     stored_tier_claims,
     summary,
 )
-from fedlib.verdicts.compare import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_RUN,
-    NOT_TESTABLE,
-    STATUSES,
-)
+from fedlib.verdicts.compare import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, STATUSES
 
 
 def _html(text: str) -> str:
