@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 from fedlib.runs import environment
 from fedlib.runs.environment import (
     differences_from_lock,
@@ -56,3 +58,15 @@ def test_an_environment_installed_as_locked_says_so(tmp_path: Path) -> None:
 def test_a_platform_without_a_lock_says_so(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(environment.platform, "system", lambda: "Plan9")
     assert environment_description(tmp_path).startswith("no lock for plan9-")
+
+
+def test_a_checkout_finds_its_own_lock() -> None:
+    """Without a folder given, the lock is the checkout's own requirements/<platform>/
+    (the one make install installed from), whatever module of the package asks."""
+    root = Path(__file__).resolve().parents[1]
+    assert environment.REQUIREMENTS == root / "requirements"
+    if not (root / "requirements" / platform_name() / "lock.txt").is_file():
+        pytest.skip(f"the lock covers no {platform_name()}: make lock writes the platforms "
+                    "it covers")
+    assert lock_digest() == lock_digest(root / "requirements") is not None
+    assert environment_description().startswith(f"lock {platform_name()} sha256:")

@@ -15,7 +15,9 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements"
+from fedlib.paths import PROJECT_ROOT
+
+REQUIREMENTS = PROJECT_ROOT / "requirements"
 """The project's lock folder (beside the package in a checkout)."""
 
 LOCK_FILES = ("lock.txt", "torch.txt")
