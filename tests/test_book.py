@@ -15,6 +15,7 @@ import pytest
 from conftest import run_in_clone
 
 from fedlib.papers import PAPERS
+from fedlib.runs.environment import platform_name
 from fedlib.verdicts.claims import read_claims
 from fedlib.verdicts.compare import STATUSES
 
@@ -42,6 +43,9 @@ def test_book_has_every_page(built_book: Path) -> None:
             assert at < 0, f"{page.name} shows {unwanted!r}: ...{text[at - 200:at + 300]}..."
     status = (html / "generated" / "status.html").read_text()
     assert "ppsgd" in status and "smoke" in status
+    if (ROOT / "requirements" / platform_name() / "lock.txt").is_file():
+        # The site names the lock it was built from (the clone's own).
+        assert f"lock {platform_name()} sha256:" in status
 
 
 @pytest.mark.slow
