@@ -68,8 +68,9 @@ $(STAMP): pyproject.toml requirements/build.in $(wildcard $(LOCK)/*.txt)
 
 # The lock, written again from pyproject.toml's ranges (the newest versions they allow today)
 # for each platform it covers; review the diff and commit it. uv resolves for a platform
-# other than its own (macOS 14 or newer: torch's arm64 wheels need it). TORCH_WHEELS: where the CPU build of torch is listed (a flat page or
-# a folder of wheels).
+# other than its own (macOS 14 or newer: torch's arm64 wheels need it). TORCH_WHEELS: where
+# the CPU build of torch is listed (a flat page or a folder of wheels). The platforms'
+# names and targets are also those of requirements/check_updates.py's UV_PLATFORMS.
 LOCK_PLATFORMS := linux-x86_64:x86_64-manylinux_2_28:+cpu macos-arm64:aarch64-apple-darwin:
 TORCH_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 UV ?= $(if $(wildcard $(PY)),$(PY) -m uv,uv)

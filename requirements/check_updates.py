@@ -17,7 +17,6 @@ package, its locked and newest versions, and the end of the failing build's log.
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 import subprocess
 import sys
@@ -28,21 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fedlib.runs.environment import lock_folder, platform_name  # noqa: E402
+from fedlib.runs.environment import lock_folder, pins, platform_name  # noqa: E402
 
 UV_PLATFORMS = {"linux-x86_64": "x86_64-manylinux_2_28", "macos-arm64": "aarch64-apple-darwin"}
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^ \\;]+)")
-
-
-def pins(text: str) -> dict[str, str]:
-    """A requirements file's pins: normalised name -> version."""
-    found = {}
-    for line in text.splitlines():
-        if match := _PIN.match(line):
-            found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
-    return found
-
-
 def upgrades(locked: dict[str, str], newest: dict[str, str]) -> list[tuple[str, str, str]]:
     """(name, locked, newest) for each package whose newest version is not the locked one
     (``"-"`` for a package only one side has)."""

@@ -52,19 +52,20 @@ def lock_digest(folder: Path | None = None) -> str | None:
     return digest.hexdigest()
 
 
+def pins(text: str) -> dict[str, str]:
+    """The pins of a requirements file's text: package name (normalised) -> version."""
+    return {re.sub(r"[-_.]+", "-", match.group(1)).lower(): match.group(2)
+            for line in text.splitlines() if (match := _PIN.match(line))}
+
+
 def locked_versions(folder: Path | None = None) -> dict[str, str]:
     """The lock's pins for this platform: package name (normalised) -> version."""
-    pins: dict[str, str] = {}
+    found: dict[str, str] = {}
     for name in LOCK_FILES:
         path = lock_folder(folder) / name
-        for line in path.read_text().splitlines() if path.is_file() else []:
-            if match := _PIN.match(line):
-                pins[_normalised(match.group(1))] = match.group(2)
-    return pins
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+        if path.is_file():
+            found.update(pins(path.read_text()))
+    return found
 
 
 def differences_from_lock(folder: Path | None = None) -> list[str]:
