@@ -39,7 +39,7 @@ that run keys hash under these names (moving them would make every run stale), a
 benchmark tool."""
 FOLDERS = {"data", "nn", "privacy", "papers", "frontier", "runs", "verdicts", "render"}
 
-PRESENTATION_ROLES = {"claims", "readouts", "notes", "figures", "paper_tier", "studies",
+PRESENTATION_ROLES = {"claims", "readouts", "notes", "figures", "paper_tier", "studies", "tuned",
                       "noise_probe", "tables"}
 """A paper folder's modules that present results (the rest compute them)."""
 

@@ -16,9 +16,12 @@ the verdict reads the mean difference over the repeats and its confidence interv
     the interval contains the margin: the measured difference is inside the run-to-run
     uncertainty;
 ``NOT-TESTABLE``
-    every compared arm is within noise of a trivial baseline (chance, the majority
-    class, the starting loss), or the quantity sits on an edge of the grid it is chosen
-    from that the grid could extend beyond: ranking noise against noise decides nothing;
+    an arm cannot be read against a trivial baseline (chance, the majority class, the
+    starting loss): it diverged, its seeds split between learning and not ("seed
+    spread"), or no arm learned ("not learned", "worse than trivial"); or the quantity
+    sits on an edge of the grid it is chosen from that the grid could extend beyond, or
+    was run at a setting the paper tuned away from ("untuned"): ranking noise against
+    noise decides nothing;
 ``NOT-RUN``
     the runs are missing, or too few to measure run-to-run variation (one repeat), so
     no statement can be made; the evidence says which.
@@ -72,6 +75,8 @@ class Estimate:
         if self.n == 1 or not math.isfinite(self.low):
             return f"{self.mean:.{digits}f} (n=1, no interval)"
         unit = "paired seeds" if self.paired else "runs"
+        if self.low == self.high:
+            return f"{self.mean:.{digits}f} exactly (the same in all {self.n} {unit})"
         return (f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
                 f"(n={self.n} {unit}, {self.level:.0%} interval)")
 
@@ -145,26 +150,94 @@ class Verdict:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
 
+NOT_LEARNED, DIVERGED, SEED_SPREAD, WORSE_THAN_TRIVIAL = (
+    "not learned", "diverged", "seed spread", "worse than trivial")
+"""Why an arm cannot be compared (:meth:`Trivial.condition`)."""
+
+
 @dataclass(frozen=True)
 class Trivial:
     """A trivial baseline the arms must clear for a comparison to mean anything.
 
     ``value`` is what the trivial predictor scores (chance accuracy 0.1, the majority
     class's error, the loss at the start); ``higher_is_better`` says which way is better
-    for the quantity; ``tolerance`` is how far above it (in the better direction) an arm
-    must be, beyond its interval, not to count as sitting at it.
+    for the quantity; ``tolerance`` is how far past it (in the better direction) a run
+    must end to count as having learned. ``start``: the value is where every run starts
+    (a starting loss or risk), so a run that ends past it on the wrong side diverged.
     """
 
     name: str
     value: float
     higher_is_better: bool = True
     tolerance: float = 0.0
+    start: bool = False
 
-    def at_baseline(self, arm: Estimate) -> bool:
-        """Whether the arm's interval reaches the baseline (or lies on its wrong side)."""
+    def clears(self, value: float) -> bool:
+        """Whether one run's value is past the baseline by more than the tolerance."""
         if self.higher_is_better:
-            return arm.low <= self.value + self.tolerance
-        return arm.high >= self.value - self.tolerance
+            return value > self.value + self.tolerance
+        return value < self.value - self.tolerance
+
+    def _worse(self, value: float) -> bool:
+        if self.higher_is_better:
+            return value < self.value - self.tolerance
+        return value > self.value + self.tolerance
+
+    def condition(self, values: Values) -> str:
+        """Why an arm (one value per seed) cannot be compared, or ``""`` when it can:
+
+        - ``"diverged"``: a value that is not a finite number, or, where the baseline is
+          the start, a mean past it on the wrong side;
+        - ``"seed spread"``: some seeds clear the baseline and some do not;
+        - ``"worse than trivial"``: no seed clears it, and the mean is worse than it
+          beyond the tolerance;
+        - ``"not learned"``: no seed clears it.
+        """
+        raw = np.asarray(list(values.values()) if isinstance(values, Mapping)
+                         else values, dtype=float)
+        if raw.size == 0:
+            return ""
+        if not np.isfinite(raw).all():
+            return DIVERGED
+        cleared = [self.clears(v) for v in raw]
+        if all(cleared):
+            return ""
+        if any(cleared):
+            return SEED_SPREAD
+        if self._worse(float(raw.mean())):
+            return DIVERGED if self.start else WORSE_THAN_TRIVIAL
+        return NOT_LEARNED
+
+    def describe(self, name: str, values: Values) -> str:
+        """An arm's condition in words, with its values, e.g. ``NP-FedAvg: seed spread, 3
+        of 5 seeds clear chance (0.1) by more than 0.05 (0.880, 0.100, 0.880, 0.100,
+        0.870)``."""
+        raw = np.asarray(list(values.values()) if isinstance(values, Mapping)
+                         else values, dtype=float)
+        condition = self.condition(values) or "learned"
+        side = "above" if self.higher_is_better else "below"
+        cleared = sum(self.clears(v) for v in raw if np.isfinite(v))
+        return (f"{name}: {condition}, {cleared} of {raw.size} seeds {side} {self.name} "
+                f"({self.value:.3g}) by more than {self.tolerance:g} ("
+                + ", ".join(f"{v:.3f}" for v in raw) + ")")
+
+
+def gate(arms: Mapping[str, Values], trivial: Trivial | None) -> Verdict | None:
+    """NOT-TESTABLE, naming each arm's condition (:meth:`Trivial.condition`), when the
+    arms cannot be compared: an arm diverged or its seeds split between learning and not,
+    or no arm learned (each not learned or worse than trivial); None when they can (an
+    arm that learned against one that did not is a comparison)."""
+    if trivial is None:
+        return None
+    conditions = {name: trivial.condition(values) for name, values in arms.items()}
+    unreadable = [n for n, c in conditions.items() if c in (DIVERGED, SEED_SPREAD)]
+    if not unreadable and not all(c in (NOT_LEARNED, WORSE_THAN_TRIVIAL)
+                                  for c in conditions.values()):
+        return None
+    named = unreadable or list(arms)
+    evidence = "; ".join(trivial.describe(n, arms[n]) for n in named)
+    brief = ", ".join(f"{n} {conditions[n]}" for n in named)
+    return Verdict(NOT_TESTABLE, evidence, brief)
 
 
 @dataclass(frozen=True)
@@ -199,6 +272,11 @@ class Comparison:
     def judge(self, a: Values, b: Values, *, trivial: Trivial | None = None,
               level: float = LEVEL) -> Verdict:
         """The verdict on one value per repeat of each arm (see the module's text)."""
+        if trivial is not None and DIVERGED in (trivial.condition(a), trivial.condition(b)):
+            diverged = gate({self.a: a, self.b: b}, trivial)
+            assert diverged is not None
+            return Verdict(NOT_TESTABLE, f"claim {self.statement()}; " + diverged.evidence,
+                           diverged.brief)
         ea, eb = estimate(a, level), estimate(b, level)
         d = difference(a, b, level)
         head = (f"claim {self.statement()}; {self.a} {ea.text()}, {self.b} {eb.text()}; "
@@ -212,10 +290,9 @@ class Comparison:
         if d.n < 2:
             return Verdict(NOT_RUN, "one repeat: run-to-run variation is not measured, "
                            "so no difference can be judged; " + head, "one repeat")
-        if trivial is not None and trivial.at_baseline(ea) and trivial.at_baseline(eb):
-            return Verdict(NOT_TESTABLE, f"both arms are within noise of {trivial.name} "
-                           f"({trivial.value:g}); " + head,
-                           f"both arms at {trivial.name} ({ea.mean:.3g}, {eb.mean:.3g})")
+        unreadable = gate({self.a: a, self.b: b}, trivial)
+        if unreadable is not None:
+            return Verdict(NOT_TESTABLE, unreadable.evidence + "; " + head, unreadable.brief)
         sign = 1.0 if self.direction == "greater" else -1.0
         low, high = sorted((sign * d.low, sign * d.high))
         if low > self.margin:
@@ -232,26 +309,33 @@ class Comparison:
 
 
 def combine(parts: Sequence[tuple[str, Verdict]]) -> Verdict:
-    """One verdict for a claim made of several comparisons (all must hold): FAILS if
-    any part fails; NOT-RUN if any is not run; HOLDS if every testable part holds (the
-    evidence names the parts that are not testable); NOT-TESTABLE if none is testable;
-    INCONCLUSIVE otherwise. ``parts`` are (label, verdict) pairs; the evidence lists each
-    part by its brief (its difference, interval and margin)."""
+    """One verdict for a claim made of several comparisons (all must hold).
+
+    FAILS if any part fails (one failing part is enough to refute "all hold"); NOT-RUN if
+    a part is not run; HOLDS only if every part holds; NOT-TESTABLE if no part is
+    testable; INCONCLUSIVE otherwise, and "part untested" (naming them) where some parts
+    hold and the rest are not testable: a claim is not shown on part of what it says.
+    ``parts`` are (label, verdict) pairs; the evidence lists each part by its brief (its
+    difference, interval and margin)."""
     if not parts:
         raise ValueError("combine needs at least one part")
     statuses = [v.status for _, v in parts]
     evidence = " | ".join(f"{label}: {v.status} ({v.brief or v.evidence})"
                           for label, v in parts)
+    untested = [label for label, v in parts if v.status == NOT_TESTABLE]
     if FAILS in statuses:
         status = FAILS
     elif NOT_RUN in statuses:
         status = NOT_RUN
     elif all(s == NOT_TESTABLE for s in statuses):
         status = NOT_TESTABLE
-    elif all(s in (HOLDS, NOT_TESTABLE) for s in statuses):
+    elif all(s == HOLDS for s in statuses):
         status = HOLDS
     else:
         status = INCONCLUSIVE
+        if untested:
+            evidence = (f"part untested ({len(untested)} of {len(parts)}: "
+                        + ", ".join(untested) + "); " + evidence)
     return Verdict(status, evidence)
 
 
@@ -342,9 +426,10 @@ def interior_optimum(quantity: str, grid: Mapping[float, Values], *,
     best = pick(points, key=lambda p: means[p].mean)
     direction: Literal["greater", "less"] = "less" if lower_is_better else "greater"
     listing = "; ".join(f"{p:g}: {means[p].text()}" for p in points)
-    if trivial is not None and all(trivial.at_baseline(e) for e in means.values()):
-        return Verdict(NOT_TESTABLE, f"every grid point is within noise of {trivial.name} "
-                       f"({trivial.value:g}); {quantity} per point: {listing}")
+    unreadable = gate({f"{quantity} at {p:g}": grid[p] for p in points}, trivial)
+    if unreadable is not None:
+        return Verdict(NOT_TESTABLE, unreadable.evidence + f"; {quantity} per point: "
+                       + listing, unreadable.brief)
     if best in (points[0], points[-1]):
         edge_open = open_edges[0] if best == points[0] else open_edges[1]
         if edge_open:

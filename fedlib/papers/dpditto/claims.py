@@ -32,13 +32,13 @@ from fedlib.papers.dpditto.readouts import (
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
     NOT_RUN,
-    NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
     best_of,
     combine,
     estimate,
+    gate,
     interior_optimum,
 )
 
@@ -193,11 +193,6 @@ def best_accuracy(runs: pd.DataFrame, panel: str, epsilons: Sequence[float]) -> 
     return combine(parts)
 
 
-def _at_chance(values: pd.Series) -> bool:
-    """Whether accuracies (one per seed, two or more) are within noise of chance."""
-    return len(values) >= 2 and CHANCE.at_baseline(estimate(values))
-
-
 def _relative(ours: pd.Series, base: pd.Series) -> pd.Series:
     """Per seed, ``(base - ours) / base``: how much lower ours is, relative to base."""
     return (base - ours.reindex(base.index)) / base
@@ -218,9 +213,10 @@ def best_fairness(runs: pd.DataFrame, panel: str, epsilons: Sequence[float]) -> 
             if theirs.empty:
                 continue
             label = f"eps={eps:g} vs {method}"
-            if _at_chance(_seeds(mine, "accuracy")) and _at_chance(_seeds(theirs, "accuracy")):
-                parts.append((label, Verdict(NOT_TESTABLE, "both arms are within noise of "
-                                             f"{CHANCE.name} in accuracy")))
+            unreadable = gate({"DP-Ditto's accuracy": _seeds(mine, "accuracy"),
+                               f"{method}'s accuracy": _seeds(theirs, "accuracy")}, CHANCE)
+            if unreadable is not None:
+                parts.append((label, unreadable))
                 continue
             reduction = _relative(_seeds(mine, "fairness"), _seeds(theirs, "fairness"))
             parts.append((label, Comparison(

@@ -295,15 +295,18 @@ ONE_REPEAT = ("one repeat: run-to-run variation is not measured, so no differenc
 
 def _gated(verdict: Verdict, arms: dict[str, pd.Series], trivial: Trivial) -> Verdict:
     """``verdict``, or NOT-TESTABLE where an arm the claim is about does not beat the
-    trivial baseline (a run or repeat that is missing keeps its NOT-RUN)."""
+    trivial baseline: every seed of it at or worse than the majority class, or some seeds
+    only (a run or repeat that is missing keeps its NOT-RUN)."""
     if verdict.status == NOT_RUN:
         return verdict
-    at = [f"{name} {estimate(values).text()}" for name, values in arms.items()
-          if trivial.at_baseline(estimate(values))]
-    if not at:
+    failing = {name: values for name, values in arms.items() if trivial.condition(values)}
+    if not failing:
         return verdict
-    return Verdict(NOT_TESTABLE, f"within noise of or worse than {trivial.name} "
-                   f"({trivial.value:.3f}): " + "; ".join(at) + "; " + verdict.evidence)
+    return Verdict(NOT_TESTABLE, "; ".join(trivial.describe(name, values)
+                                           for name, values in failing.items())
+                   + "; " + verdict.evidence,
+                   ", ".join(f"{name} {trivial.condition(values)}"
+                             for name, values in failing.items()))
 
 
 def _primal_curves(frame: pd.DataFrame) -> pd.DataFrame:

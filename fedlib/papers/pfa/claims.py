@@ -32,13 +32,13 @@ from fedlib.papers.pfa.readouts import (
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
     NOT_RUN,
-    NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
     best_of,
     combine,
     estimate,
+    gate,
 )
 
 ACCURACY = "final accuracy"
@@ -117,15 +117,12 @@ Outcome = Verdict | tuple[bool, str]
 
 
 def _at_chance(arms: Mapping[str, pd.Series], trivial: Trivial | None) -> Verdict | None:
-    """NOT-TESTABLE when every arm (each with repeats) is within noise of ``trivial``."""
-    estimates = {name: estimate(values) for name, values in arms.items()}
-    if trivial is None or any(e.n < 2 for e in estimates.values()):
+    """NOT-TESTABLE when the arms (each with repeats) cannot be compared against
+    ``trivial``: one diverged or split between seeds, or none learned
+    (:func:`fedlib.verdicts.compare.gate`)."""
+    if trivial is None or any(len(values) < 2 for values in arms.values()):
         return None
-    if not all(trivial.at_baseline(e) for e in estimates.values()):
-        return None
-    return Verdict(NOT_TESTABLE, f"every arm is within noise of {trivial.name} "
-                   f"({trivial.value:g}): " + "; ".join(f"{name} {e.text()}"
-                                                        for name, e in estimates.items()))
+    return gate(arms, trivial)
 
 
 def _beats(a_name: str, b_name: str, a: pd.Series, b: pd.Series, *, margin: float = MARGIN,

@@ -112,7 +112,11 @@ def tuning_config(where: Setting, seed: int, aggregator: str, point: dict[str, A
                   setup: experiment.PfaSetup | None = None) -> dict[str, Any]:
     """The config of one tuning run: the setting's paper-tier run on the tuning seed,
     with the validation set, stopped at the budget's share of its rounds."""
-    base = next(c for c in paper_configs(where, seed, setup) if c["seed"] == seed)
+    bases = [c for c in paper_configs(where, seed, setup) if c["seed"] == seed]
+    if not bases:
+        raise ValueError(f"the setting {where.name!r} has no runs at this tier (its figures "
+                         f"{', '.join(where.figures)} run other settings there)")
+    base = bases[0]
     config = {key: value for key, value in base.items()
               if key not in ("figure", "aggregator", "k", "projection", "lr")}
     return {**config, "seed": seed + BUDGET.seeds[0], "n_validation": BUDGET.n_validation,
@@ -236,10 +240,11 @@ def run_tuned(tuned: Tuning, seed: int, *, workers: int | None = 1, progress: bo
     return runs.merge(settings, on="run_key", how="left")
 
 
-def stored_tuning(where: Setting, seed: int) -> Tuning:
+def stored_tuning(where: Setting, seed: int, setup: experiment.PfaSetup | None = None
+                  ) -> Tuning:
     """The setting's tuning as far as stored runs go, computing nothing."""
     with stored_only():
-        return tune(where, seed)
+        return tune(where, seed, setup=setup)
 
 
 def _main(argv: list[str] | None = None) -> int:

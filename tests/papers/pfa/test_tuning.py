@@ -1,0 +1,88 @@
+"""The PFA chapter's tuning: a tuning run is the full run stopped early and never sees
+the test set; the search's choices are made again, the same, from the stored table."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from fedlib.papers.pfa import experiment as pfa
+from fedlib.papers.pfa import tuned, tuning
+
+
+@pytest.fixture
+def synthetic(monkeypatch: pytest.MonkeyPatch) -> dict[str, torch.Tensor]:
+    """MNIST-shaped examples with a learnable label (the mean brightness of a band), and a
+    test set whose labels are shuffled apart from the training set's."""
+    generator = torch.Generator().manual_seed(0)
+    sets = {}
+    for split, n in (("train", 60_000), ("test", 10_000)):
+        x = torch.randn(n, 1, 28, 28, generator=generator)
+        y = (x[:, 0, 10:14].mean(dim=(1, 2)) * 20).clamp(-4.9, 4.9).add(5).long()
+        sets[split] = (x, y)
+    monkeypatch.setattr(pfa, "_examples", lambda dataset, split, standardise=True: (
+        *sets[split], "MNIST"))
+    return sets
+
+
+def _config(**changes) -> dict:
+    base = {"dataset": "mnist", "model": "logr", "partition": "iid", "distribution": "uniform",
+            "n_clients": 10, "rounds": 4, "local_steps": 3, "batch_size": 4, "lr": 0.1,
+            "n_test": 200, "eval_every": 1, "seed": 3, "examples_per_client": 60,
+            "calibration": "rdp", "n_validation": 300, "tuning_rounds": 2,
+            "aggregator": "pfa", "k": 1, "projection": "public"}
+    return {**base, **changes}
+
+
+def test_a_tuning_run_is_the_full_run_stopped_and_scores_validation_only(synthetic):
+    configs = [_config(aggregator=a) for a in ("fedavg", "pfa")]
+    stopped = tuning.run_group(configs)
+    full = pfa.run_group([{**c, "figure": "fig4"} for c in configs])
+    for short, long in zip(stopped, full, strict=True):
+        assert "accuracy" not in short.columns  # the test set is not evaluated
+        assert list(short["round"]) == [0, 1, 2]
+        # The same rounds, to the last bit, as the full run's validation scores: the same
+        # noise (calibrated for all 4 rounds), clients and batches.
+        pd.testing.assert_series_equal(short["val_accuracy"],
+                                       long["val_accuracy"].iloc[:3], check_names=False)
+        assert not short["val_accuracy"].equals(long["accuracy"].iloc[:3])
+
+
+def test_a_tuning_run_needs_validation_data_and_a_budget_inside_its_rounds(synthetic):
+    with pytest.raises(ValueError, match="validation"):
+        tuning.run_group([_config(n_validation=0)])
+    with pytest.raises(ValueError, match="exceeds the run's rounds"):
+        tuning.run_group([_config(tuning_rounds=5)])
+
+
+def test_the_choices_are_made_again_the_same_from_the_stored_table(synthetic, monkeypatch):
+    setup = pfa.tier("smoke", n_clients=10, rounds=4, local_steps=2)
+    where = tuned.Setting("test", "mnist", "logr", "iid", "uniform", ("fig4",))
+    monkeypatch.setattr(tuned, "TUNED_AGGREGATORS", ("fedavg", "pfa"))
+    monkeypatch.setattr(tuned, "BUDGET", tuned.TuningBudget(0.5, (100,), 300, 2))
+    first = tuned.tune(where, 0, setup=setup, workers=1)
+    assert first.complete
+    assert set(first.table["seed"]) == {100}  # a seed apart from the verdicts' seeds
+    again = tuned.stored_tuning(where, 0, setup)
+    pd.testing.assert_frame_equal(first.choices, again.choices)
+    # The paper tier at the choice: each tuned method at its rate (and k).
+    chosen = first.choices.set_index("aggregator")
+    planned = tuned.tuned_configs(first, 0, setup)
+    assert {c["aggregator"] for c in planned} <= {"fedavg", "pfa"} - set(first.untuned())
+    for config in planned:
+        assert config["lr"] == chosen.loc[config["aggregator"], "lr"]
+        assert "n_validation" not in config and config["seed"] < 100
+
+
+def test_an_unfinished_search_read_from_the_store_is_untuned(synthetic, monkeypatch):
+    setup = pfa.tier("smoke", n_clients=10, rounds=4, local_steps=2)
+    where = tuned.Setting("test", "mnist", "logr", "iid", "uniform", ("fig4",))
+    monkeypatch.setattr(tuned, "TUNED_AGGREGATORS", ("fedavg",))
+    monkeypatch.setattr(tuned, "BUDGET", tuned.TuningBudget(0.5, (100,), 300, 2))
+    nothing = tuned.stored_tuning(where, 0, setup)
+    assert not nothing.complete
+    assert "tuning incomplete" in nothing.untuned()["fedavg"]
+    assert tuned.tuned_configs(nothing, 0, setup) == []
+    with pytest.raises(ValueError, match="unknown tuning setting"):
+        tuned.setting("mnist-cnn-everything")
