@@ -472,11 +472,9 @@ def near_value(quantity: str, values: Values, target: float, margin: float, why:
     return Verdict(INCONCLUSIVE, "the interval crosses the margin; " + head)
 
 
-def per_seed(frame: pd.DataFrame, value: str, seed: str = "seed",
-             where: Mapping[str, object] | None = None) -> pd.Series:
-    """The column ``value`` of the rows matching ``where`` (column -> value; a float
-    matches within 1e-12, None matches missing values), averaged per ``seed``: one
-    value per repeat, keyed by seed, ready for :meth:`Comparison.judge`."""
+def where_mask(frame: pd.DataFrame, where: Mapping[str, object] | None = None) -> pd.Series:
+    """The rows of ``frame`` matching ``where`` (column -> value; a float matches within
+    1e-12, None matches missing values)."""
     mask = pd.Series(True, index=frame.index)
     for column, wanted in (where or {}).items():
         col = frame[column]
@@ -486,5 +484,12 @@ def per_seed(frame: pd.DataFrame, value: str, seed: str = "seed",
             mask &= np.isclose(col.astype(float), wanted, rtol=0, atol=1e-12)
         else:
             mask &= col == wanted
-    return frame.loc[mask].groupby(seed)[value].mean()
+    return mask
 
+
+def per_seed(frame: pd.DataFrame, value: str, seed: str = "seed",
+             where: Mapping[str, object] | None = None) -> pd.Series:
+    """The column ``value`` of the rows matching ``where`` (:func:`where_mask`), averaged
+    per ``seed``: one value per repeat, keyed by seed, ready for
+    :meth:`Comparison.judge`."""
+    return frame.loc[where_mask(frame, where)].groupby(seed)[value].mean()

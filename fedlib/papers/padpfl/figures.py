@@ -1,8 +1,9 @@
 """Figures of the PADPFL chapter: the paper's Figures 2-9 and the corruption the clients get.
 
 Figures 2, 4, 6 and 8 are the non-private loss curves of scenarios S1-S4 (one
-panel); Figures 3, 5, 7 and 9 the private ones, with R = T on the left and the
-small R on the right (log scale). Every curve is the mean over seeds with the
+panel); Figures 3, 5, 7 and 9 the private ones, with the R the claims are judged at
+(R < T, the server adds noise) on the left and R = T (the ablation, no server noise)
+on the right (log scale). Every curve is the mean over seeds with the
 range over seeds as a band, labelled by :func:`~fedlib.papers.padpfl.claims.curve_label`.
 """
 
@@ -35,8 +36,11 @@ def _nonprivate(runs: pd.DataFrame, scenario: str) -> plt.Figure:
 def _private(runs: pd.DataFrame, scenario: str, setup: PadpflSetup) -> plt.Figure:
     big, small = setup.rounds, setup.small_exposures
     both = _labelled(runs[(runs["scenario"] == scenario) & runs["epsilon"].notna()])
-    panels = [(f"R = T = {big}", both[both["exposures"] == big]),
-              (f"R = {small}", both[both["exposures"] == small])]
+    if small == big:
+        return loss_curve_panels(both, [(f"R = T = {big}", both[both["exposures"] == big])],
+                                 log_y=True)
+    panels = [(f"R = {small} (judged)", both[both["exposures"] == small]),
+              (f"R = T = {big} (ablation)", both[both["exposures"] == big])]
     return loss_curve_panels(both, panels, log_y=True)
 
 
@@ -46,7 +50,8 @@ def figure_2(runs: pd.DataFrame) -> plt.Figure:
 
 
 def figure_3(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
-    """S1 with privacy: left R = T, right the small R of ``setup`` (log scale)."""
+    """S1 with privacy: left the R of ``setup`` the claims are judged at, right R = T
+    (log scale)."""
     return _private(runs, "S1", setup)
 
 
@@ -56,7 +61,7 @@ def figure_4(runs: pd.DataFrame) -> plt.Figure:
 
 
 def figure_5(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
-    """S2 with privacy: left R = T, right the small R (log scale)."""
+    """S2 with privacy: left the judged R, right R = T (log scale)."""
     return _private(runs, "S2", setup)
 
 
@@ -66,7 +71,7 @@ def figure_6(runs: pd.DataFrame) -> plt.Figure:
 
 
 def figure_7(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
-    """S3 with privacy: left R = T, right the small R (log scale)."""
+    """S3 with privacy: left the judged R, right R = T (log scale)."""
     return _private(runs, "S3", setup)
 
 
@@ -76,7 +81,8 @@ def figure_8(runs: pd.DataFrame) -> plt.Figure:
 
 
 def figure_9(runs: pd.DataFrame, setup: PadpflSetup) -> plt.Figure:
-    """S4 with privacy and adaptive factors: left R = T, right the small R (log scale)."""
+    """S4 with privacy and adaptive factors: left the judged R, right R = T (log
+    scale)."""
     return _private(runs, "S4", setup)
 
 

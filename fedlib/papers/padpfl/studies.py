@@ -1,7 +1,8 @@
-"""Two studies beside the paper's figures: a search for a regime in which the private
-curves learn, and an ablation of the noise that impact factors add.
+"""Studies beside the paper's figures: the private runs at other values of R, a search
+for a regime in which the private curves learn, and an ablation of the noise that impact
+factors add.
 
-Both only build run configs and hand them to the experiment's cached sweep
+All only build run configs and hand them to the experiment's cached sweep
 (:func:`fedlib.papers.padpfl.experiment.run_group`), so their runs are stored and
 published like every other run of the chapter.
 
@@ -11,6 +12,12 @@ assumes, so the batch size is not searched). :data:`REGIME_GRID` is declared bef
 run: each factor is moved alone around the tier's setting on S1 and one seed, scored by
 :func:`regime_score`; the best value of each factor is then combined, and the best point
 is repeated over three seeds.
+
+**Sensitivity over R.** The paper does not state R, the number of uploads exposed per
+client. The chapter's runs have two values, the tier's R (``small_exposures``) and R = T;
+:data:`SENSITIVITY_EXPOSURES` are those the chapter shows beside them where their runs are
+stored (:func:`exposure_runs`); for those that are not, :func:`exposure_cost` estimates what
+computing them would take from the stored runs' CPU time.
 
 **Equal-total-noise ablation.** Per coordinate, the broadcast model carries Gaussian noise
 of variance ``sigma_C^2 sum_i p_i^2 + sigma_S^2`` (:func:`total_noise_variance`).
@@ -42,6 +49,7 @@ from fedlib.papers.padpfl.experiment import (
     noise_levels,
     run_group,
 )
+from fedlib.runs.published import PublishedStore
 from fedlib.sweeps import sweep
 
 REGIME_SCENARIO = "S1"
@@ -67,6 +75,9 @@ equal factors at the same epsilon."""
 
 ABLATION_EPSILON = max(EPSILONS)
 
+SENSITIVITY_EXPOSURES = (1, 3, 10)
+"""Values of R the chapter shows beside the tier's R and R = T (those up to T)."""
+
 
 def _private_at_rounds(runs: list[dict[str, Any]], rounds: int) -> list[dict[str, Any]]:
     return [c for c in runs if c["epsilon"] is not None and c["exposures"] == rounds]
@@ -82,6 +93,22 @@ def regime_points(setup: PadpflSetup) -> list[dict[str, float]]:
             if value != centre[name]:
                 points.append({**centre, name: type(centre[name])(value)})
     return points
+
+
+def regime_open_edges(point: dict[str, float]) -> list[str]:
+    """The factors of ``point`` at the smallest or the largest value :data:`REGIME_GRID`
+    tries for them, e.g. ``["hidden width 8 (the smallest tried)"]``: none of those ends
+    is a natural bound (a width, a number of steps and B can all go further), so a best
+    point there is no optimum."""
+    names = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
+    out = []
+    for name, values in REGIME_GRID.items():
+        value = point[name]
+        if value == min(values):
+            out.append(f"{names[name]} {value:g} (the smallest tried)")
+        elif value == max(values):
+            out.append(f"{names[name]} {value:g} (the largest tried)")
+    return out
 
 
 def regime_setup(setup: PadpflSetup, point: dict[str, float]) -> PadpflSetup:
@@ -252,3 +279,55 @@ def ablation_runs(setup: PadpflSetup, seed: int, sweep_args: dict[str, Any]) -> 
     keys = zip(table["scenario"], table["assignment"], table["noise_scale"].round(12),
                strict=True)
     return table.assign(arm=[labels[k] for k in keys])
+
+
+# --- Sensitivity over R ----------------------------------------------------------------
+
+def sensitivity_exposures(setup: PadpflSetup) -> list[int]:
+    """The values of R the chapter shows: :data:`SENSITIVITY_EXPOSURES`, the tier's R and
+    R = T, those up to T, in order."""
+    wanted = {*SENSITIVITY_EXPOSURES, setup.small_exposures, setup.rounds}
+    return sorted(r for r in wanted if r <= setup.rounds)
+
+
+def exposure_configs(setup: PadpflSetup, seed: int, exposures: int) -> list[dict[str, Any]]:
+    """The private runs of every scenario at R = ``exposures``, at the tier's seeds: the
+    same configs as the chapter's own where R is the tier's R or T (so they are the same
+    runs)."""
+    at = dataclasses.replace(setup, small_exposures=exposures)
+    return [c for c in configs(at, seed) if c["epsilon"] is not None
+            and c["exposures"] == exposures]
+
+
+def exposure_runs(setup: PadpflSetup, seed: int, exposures: int,
+                  sweep_args: dict[str, Any]) -> pd.DataFrame:
+    """The runs of :func:`exposure_configs` (cached sweep), one row per run and round."""
+    return _sweep(exposure_configs(setup, seed, exposures), sweep_args)
+
+
+_MODEL_FIELDS = ("rounds", "hidden", "client_divisor", "sample_divisor", "test_examples",
+                 "lr", "local_steps", "mu", "clip")
+"""The config fields that size a run's computation (a run's cost does not depend on its
+epsilon, R or impact factors)."""
+
+
+def exposure_cost(setup: PadpflSetup, seed: int, exposures: int,
+                  store: PublishedStore | None = None) -> tuple[int, float | None]:
+    """(runs, estimated CPU seconds) of computing the private runs at R = ``exposures``:
+    per run, the mean CPU time of the published private runs of the same scenario and
+    model size (any R and seed; a run's share of its group's time, as measured on the
+    machine that computed it). None when no such run is published."""
+    runs = (store or PublishedStore(EXPERIMENT)).runs()
+    per_scenario: dict[str, list[float]] = {}
+    for entry in runs.values():
+        config = entry["config"]
+        if config.get("epsilon") is None or config.get("noise_scale") is not None:
+            continue
+        if any(config.get(f) != getattr(setup, f) for f in _MODEL_FIELDS):
+            continue
+        if isinstance(entry.get("cpu_seconds"), int | float):
+            per_scenario.setdefault(config["scenario"], []).append(float(entry["cpu_seconds"]))
+    wanted = exposure_configs(setup, seed, exposures)
+    if any(c["scenario"] not in per_scenario for c in wanted):
+        return len(wanted), None
+    return len(wanted), float(sum(np.mean(per_scenario[c["scenario"]]) for c in wanted))

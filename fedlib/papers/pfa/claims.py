@@ -29,9 +29,11 @@ from fedlib.papers.pfa.readouts import (
     paper_uplink_megabytes,
     spectrum_table,
 )
+from fedlib.papers.pfa.tuned import UNTUNED, TunedRuns
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
     NOT_RUN,
+    NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
@@ -102,9 +104,11 @@ NEAR_CHANCE_WHY = "the paper's 'fluctuates around 0.1' read as staying below 0.2
 DOMINANT_SHARE = 2 / 3
 
 
-DOMINANT_WHY = ("the largest eigenvalue at least twice the others together: Remark 3's "
-                "rule of thumb with c = 2; updates that are noise in every direction give "
-                "equal eigenvalues, a share of 1/2 with two of them")
+DOMINANT_WHY = ("Remark 3's rule of thumb with c = 2 and k = 1: the largest singular value "
+                "at least twice the sum of the others, a share of at least two thirds of "
+                "their sum (with two nonzero singular values, the larger eigenvalue carrying "
+                "at least 0.8 of the variance); updates that are noise in every direction "
+                "give equal singular values, a share of 1/2 with two of them")
 
 
 UPLINK_BAND = (1 / 15, 3 / 20)
@@ -125,26 +129,40 @@ def _at_chance(arms: Mapping[str, pd.Series], trivial: Trivial | None) -> Verdic
     return gate(arms, trivial)
 
 
+def _untuned(**arms: pd.Series) -> Verdict | None:
+    """NOT-TESTABLE, with the reason, when an arm's runs are of a method the tuning
+    protocol could not tune (``attrs["untuned"]``, :func:`fedlib.papers.pfa.readouts._arm`):
+    a method run at a rate the paper tuned away from decides nothing."""
+    reasons = {name: arm.attrs["untuned"] for name, arm in arms.items()
+               if arm.attrs.get("untuned")}
+    if not reasons:
+        return None
+    return Verdict(NOT_TESTABLE, f"{UNTUNED}; " + "; ".join(
+        f"{name}: {why}" for name, why in reasons.items()),
+        ", ".join(f"{name} untuned ({why})" for name, why in reasons.items()))
+
+
 def _beats(a_name: str, b_name: str, a: pd.Series, b: pd.Series, *, margin: float = MARGIN,
            why: str = MARGIN_WHY, trivial: Trivial | None = CHANCE) -> Verdict:
     """``a`` is more accurate than ``b`` by more than ``margin``."""
-    return Comparison(ACCURACY, a_name, b_name, "greater", margin, why).judge(
-        a, b, trivial=trivial)
+    return _untuned(**{a_name: a, b_name: b}) or Comparison(
+        ACCURACY, a_name, b_name, "greater", margin, why).judge(a, b, trivial=trivial)
 
 
 def _not_worse(a_name: str, b_name: str, a: pd.Series, b: pd.Series, *, tolerance: float,
                why: str, trivial: Trivial | None = CHANCE) -> Verdict:
     """``a`` is at most ``tolerance`` less accurate than ``b``: ``a + tolerance - b > 0``
     over the repeats (one side of an equivalence test)."""
-    return _at_chance({a_name: a, b_name: b}, trivial) or Comparison(
-        ACCURACY, f"{a_name} + {tolerance:g}", b_name, "greater", 0.0, why).judge(
-            a + tolerance, b)
+    return _untuned(**{a_name: a, b_name: b}) or _at_chance({a_name: a, b_name: b}, trivial) \
+        or Comparison(ACCURACY, f"{a_name} + {tolerance:g}", b_name, "greater", 0.0,
+                      why).judge(a + tolerance, b)
 
 
 def _within(a_name: str, b_name: str, a: pd.Series, b: pd.Series, *, tolerance: float,
             why: str, trivial: Trivial | None = CHANCE) -> Verdict:
     """``a`` and ``b`` within ``tolerance`` of each other (both one-sided tests hold)."""
-    return _at_chance({a_name: a, b_name: b}, trivial) or combine([
+    return _untuned(**{a_name: a, b_name: b}) or _at_chance({a_name: a, b_name: b}, trivial) \
+        or combine([
         (f"{a_name} not {tolerance:g} below {b_name}",
          _not_worse(a_name, b_name, a, b, tolerance=tolerance, why=why, trivial=None)),
         (f"{b_name} not {tolerance:g} below {a_name}",
@@ -277,21 +295,24 @@ STATEMENTS: dict[str, Statement] = {
         "data, by more than 1 point over FedAvg, WeiAvg and Minimum (LogR and CNN)",
         "PFA still best in most cases"),
     "fig13-few-directions": Statement(
-        ("fig3",), "in rounds with at least two nonzero eigenvalues, the largest eigenvalue of "
-        "the public updates' centred covariance (first layer, MNIST) carries more than two "
-        "thirds of its variance, i.e. at least twice the others together (LogR and CNN)",
+        ("fig3",), "in rounds with at least two nonzero singular values, the largest singular "
+        "value of the public updates (first layer, MNIST, centred as the released code "
+        "projects them) is at least twice the sum of the others: Remark 3's 'the top-k "
+        "singular values are at least c times as big as the sum of the other singular "
+        "values', with c = 2 and the paper's k = 1 (LogR and CNN)",
         "spectrum dominated by a few directions",
-        restated="before: the largest eigenvalue carries at least half of the variance, "
-        "which three public clients guarantee (their centred covariance has at most two "
-        "nonzero eigenvalues, the larger carrying at least half); now: at least twice the "
-        "rest (Remark 3's rule of thumb with c = 2), in rounds with two or more nonzero "
-        "eigenvalues, where updates that are noise in every direction give a half"),
+        restated="before: the largest eigenvalue of the centred covariance carries more than "
+        "two thirds of the variance; Remark 3 speaks of singular values (the eigenvalues' "
+        "square roots), and twice the others' sum is a share of two thirds of the singular "
+        "values' sum, which with two nonzero values asks 0.8 of the eigenvalues' sum, not "
+        "two thirds"),
 }
 """Every claim of the chapter, in the scorecard's order."""
 
 
 def evaluate(runs: pd.DataFrame, scale: str, k: int,
-             not_stored: Mapping[str, str] | None = None) -> list[Claim]:
+             not_stored: Mapping[str, str] | None = None,
+             tuned: TunedRuns | None = None) -> list[Claim]:
     """Every claim of the PFA chapter at this tier, judged over the repeats (seeds) with
     the margins declared above (:mod:`fedlib.verdicts.compare`).
 
@@ -307,8 +328,17 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int,
     not_stored
         Settings whose runs are left out because they are not all stored, with the
         reason (:func:`fedlib.sweeps.run_parts`): the claims that read them are not run.
+    tuned
+        The tier's tuning protocol (:func:`fedlib.papers.pfa.tuned.tuned_runs`): the
+        comparisons of Figures 3, 4 and 8 read each method at its tuned rate (and k), and
+        an arm it could not tune is NOT-TESTABLE with the reason. Figure 13 reads the
+        spectra of the chapter's runs at its fixed rate and k = 1 (the PFA variant that
+        records them).
     """
     not_stored = dict(not_stored or {})
+    spectra_runs = runs
+    if tuned is not None:
+        runs = tuned.apply(runs)
     final = final_accuracy(runs)
     outcomes: dict[str, Outcome] = {}
 
@@ -316,7 +346,7 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int,
         return not any(f in not_stored for f in figures)
 
     if readable("fig3"):
-        outcomes.update(_figure_3(runs, final))
+        outcomes.update(_figure_3(spectra_runs, final))
     outcomes["fig7-uplink-reduction"] = _figure_7(runs if readable("fig3") else None, k)
     if readable("authors"):
         outcomes.update(_authors_defaults(final))
@@ -343,6 +373,8 @@ def evaluate(runs: pd.DataFrame, scale: str, k: int,
             sheet.not_run(claim_id, s.text, "; ".join(
                 f"{f}: {not_stored[f]}" for f in s.figures if f in not_stored), **about)
         elif isinstance(outcome, Verdict):
+            if " untuned (" in outcome.evidence and not outcome.evidence.startswith(UNTUNED):
+                outcome = Verdict(outcome.status, f"{UNTUNED}. {outcome.evidence}")
             sheet.judged(claim_id, outcome, s.text, **about)
         else:
             sheet.exact(claim_id, outcome[0], s.text, outcome[1], **about)
@@ -377,7 +409,7 @@ def _figure_3(runs: pd.DataFrame, final: pd.DataFrame) -> dict[str, Outcome]:
     return {
         "fig3-ordering": combine(ordering),
         "fig3-pfa-plus-matches-pfa": combine(close),
-        "fig3-fedavg-near-chance": Comparison(
+        "fig3-fedavg-near-chance": _untuned(**{"FedAvg (MNIST-CNN)": fedavg}) or Comparison(
             ACCURACY, "FedAvg (MNIST-CNN)", f"{NEAR_CHANCE:g}", "less", 0.0,
             NEAR_CHANCE_WHY).judge(fedavg, _constant(NEAR_CHANCE, fedavg)),
         "fig3-below-nonprivate": combine(below),
@@ -409,22 +441,22 @@ def _figure_7(runs: pd.DataFrame | None, k: int) -> tuple[bool, str]:
 
 
 def _figure_13(runs: pd.DataFrame) -> Verdict:
-    """The share of the largest eigenvalue against two thirds, per model, over seeds (the
-    mean over the recorded rounds with two or more nonzero eigenvalues)."""
+    """The share of the largest singular value against two thirds, per model, over seeds
+    (the mean over the recorded rounds with two or more nonzero singular values)."""
     spectra = spectrum_table(runs)
     if spectra.empty:
         return Verdict(NOT_RUN, "no spectrum recorded")
     top = spectra[spectra["index"] == 1]
     usable = top[top["rank"] >= 2]
     context = (f"{len(usable)} of {len(top)} recorded rounds have two or more nonzero "
-               "eigenvalues (the others, with fewer than three public updates, have one, "
-               "which carries everything by construction)")
+               "singular values (the others, with fewer than three public updates, have "
+               "one, which carries everything by construction)")
     parts = []
     for model in sorted(set(top["model"])):
         mine = usable[usable["model"] == model]
-        share = mine.groupby("seed")["share"].mean()
+        share = mine.groupby("seed")["sv_share"].mean()
         parts.append((model, Comparison(
-            "share of the largest eigenvalue", "public updates", "two thirds", "greater",
+            "share of the largest singular value", "public updates", "two thirds", "greater",
             0.0, DOMINANT_WHY).judge(share, _constant(DOMINANT_SHARE, share))))
     return _with_context(combine(parts), context)
 
@@ -479,7 +511,9 @@ def _figure_4(final: pd.DataFrame) -> dict[str, Verdict]:
                         why=SIMILAR_WHY))
                for d in ("uniform", "gauss") if d in present
                for i, a in enumerate(alike) for b in alike[i + 1:]]
-    collapse = [(d, Comparison("FedAvg final accuracy", "uniform", d, "greater", COLLAPSE,
+    collapse = [(d, _untuned(**{"FedAvg (uniform)": t["uniform"]["fedavg"],
+                                f"FedAvg ({d})": t[d]["fedavg"]})
+                 or Comparison("FedAvg final accuracy", "uniform", d, "greater", COLLAPSE,
                                COLLAPSE_WHY).judge(t["uniform"]["fedavg"], t[d]["fedavg"],
                                                    trivial=CHANCE))
                 for d in spread if "uniform" in present]
@@ -500,7 +534,10 @@ def _mixgauss3_gap(t: Mapping[str, Mapping[str, pd.Series]]) -> Verdict:
         for b in ("fedavg", "minimum"):
             one, three = t["mixgauss1"], t["mixgauss3"]
             label = f"{LABELS[a]} - {LABELS[b]}"
-            parts.append((label, _at_chance(
+            parts.append((label, _untuned(**{f"{LABELS[x]} ({name})": arms[x]
+                                             for name, arms in (("MixGauss1", one),
+                                                                ("MixGauss3", three))
+                                             for x in (a, b)}) or _at_chance(
                 {f"{LABELS[a]} (MixGauss1)": one[a], f"{LABELS[b]} (MixGauss1)": one[b]},
                 CHANCE) or Comparison(f"{label} accuracy gap", "MixGauss1", "MixGauss3",
                                       "greater", MARGIN, MARGIN_WHY).judge(
@@ -550,11 +587,17 @@ def _figure_8(final: pd.DataFrame) -> dict[str, Verdict]:
     for m in ("logr", "cnn"):
         noniid = {a: _arm(final, figure="fig8", model=m, aggregator=a, projection="public")
                   for a in ("fedavg", "weiavg", "pfa", "pfa+", "minimum")}
-        lower.append((m, Comparison("PFA final accuracy", "IID", "non-IID", "greater", MARGIN,
+        lower.append((m, _untuned(**{"PFA (IID)": iid[("mnist", m)]["pfa"],
+                                     "PFA (non-IID)": noniid["pfa"]})
+                      or Comparison("PFA final accuracy", "IID", "non-IID", "greater", MARGIN,
                                     MARGIN_WHY).judge(iid[("mnist", m)]["pfa"], noniid["pfa"],
                                                       trivial=CHANCE)))
         if any(v.empty for v in noniid.values()):
             best.append((m, Verdict(NOT_RUN, "no non-IID runs")))
+            continue
+        untuned = _untuned(**{LABELS[a]: v for a, v in noniid.items()})
+        if untuned is not None:
+            best.append((m, untuned))
             continue
         claimed = max(("pfa", "pfa+"), key=lambda a: noniid[a].mean())
         arms = {LABELS[a]: v for a, v in noniid.items() if a in (claimed, "fedavg",

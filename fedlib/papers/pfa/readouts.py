@@ -38,18 +38,28 @@ from fedlib.privacy.ledger import calibrated_noise_multiplier, ledger_epsilon
 from fedlib.verdicts.compare import (
     difference,
     per_seed,
+    where_mask,
 )
 
 
 def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
-    """Mean test accuracy over the last ``last`` evaluations of each run."""
-    evaluated = runs.dropna(subset=["accuracy"])
-    tail = evaluated.sort_values("round").groupby("run_key").tail(last)
+    """Mean test accuracy over the last ``last`` evaluation rounds of each run (every
+    ``eval_every`` rounds and the last). A run whose model diverged (an accuracy that is
+    not a number in those rounds) ends at NaN, not at its last evaluations before it
+    diverged. Runs of an arm the tuning protocol could not tune carry the reason in
+    ``untuned`` (empty otherwise)."""
+    every = runs["eval_every"] if "eval_every" in runs else 1
+    evaluation = (runs["round"] > 0) & ((runs["round"] % every == 0)
+                                        | (runs["round"] == runs["round"].groupby(
+                                            runs["run_key"]).transform("max")))
+    tail = runs[evaluation].sort_values("round").groupby("run_key").tail(last)
     keys = ["figure", "dataset", "model", "partition", "distribution", "calibration",
-            "aggregator", "k", "projection", "lr", "seed", "rounds", "local_steps"]
+            "aggregator", "k", "projection", "lr", "seed", "rounds", "local_steps", "untuned"]
     tail = tail.assign(calibration=tail["calibration"].fillna("rdp")
-                       if "calibration" in tail else "rdp")
-    return tail.groupby(keys, as_index=False)["accuracy"].mean()
+                       if "calibration" in tail else "rdp",
+                       untuned=tail["untuned"].fillna("") if "untuned" in tail else "")
+    return tail.groupby(keys, as_index=False)["accuracy"].agg(
+        lambda values: values.mean(skipna=False))
 
 
 def final_validation(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
@@ -209,8 +219,15 @@ def uplink_traffic(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _arm(final: pd.DataFrame, **where: Any) -> pd.Series:
-    """Final accuracy of the runs matching ``where``, one value per seed."""
-    return per_seed(final, "accuracy", where=where)
+    """Final accuracy of the runs matching ``where``, one value per seed; where they are
+    runs of an arm the tuning protocol could not tune, ``attrs["untuned"]`` says why."""
+    values = per_seed(final, "accuracy", where=where)
+    if "untuned" in final:
+        reasons = final.loc[where_mask(final, where), "untuned"]
+        reasons = sorted(set(reasons[reasons != ""]))
+        if reasons:
+            values.attrs["untuned"] = "; ".join(reasons)
+    return values
 
 
 PANELS = tuple((d, m) for d in ("mnist", "fashion-mnist") for m in ("logr", "cnn"))
@@ -316,7 +333,10 @@ def lr_grid_table(final: pd.DataFrame, validation: pd.DataFrame) -> pd.DataFrame
 
 
 def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Eigenvalues of the first layer's public updates (MNIST, Figure 3's PFA runs)."""
+    """Eigenvalues of the first layer's public updates' centred covariance (MNIST, Figure
+    3's PFA runs), each with its share of their sum, and the singular values of the
+    centred updates (their square roots) with their share of their sum (``sv_share``,
+    what Remark 3's rule of thumb reads); ``rank`` counts the nonzero ones."""
     rows = []
     recorded = runs[(runs["figure"] == "fig3") & (runs["dataset"] == "mnist")
                     & (runs["aggregator"] == "pfa") & (runs["projection"] == "public")
@@ -324,9 +344,13 @@ def spectrum_table(runs: pd.DataFrame) -> pd.DataFrame:
     for _, row in recorded.iterrows():
         values = np.array([float(v) for v in row["spectrum"].split(",")])
         total = values.sum()
+        singular = np.sqrt(np.clip(values, 0.0, None))
+        sv_total = singular.sum()
         for i, value in enumerate(values):
             rows.append({"model": row["model"], "round": int(row["round"]), "index": i + 1,
                          "eigenvalue": value, "share": value / total if total > 0 else 0.0,
+                         "singular_value": singular[i],
+                         "sv_share": singular[i] / sv_total if sv_total > 0 else 0.0,
                          "rank": len(values), "seed": int(row["seed"])})
     return pd.DataFrame(rows)
 

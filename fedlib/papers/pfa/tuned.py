@@ -33,7 +33,8 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.pfa import experiment, tuning
-from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.papers.pfa.paper_tier import PAPER_GRID
+from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 from fedlib.sweeps import sweep
 
@@ -71,39 +72,68 @@ class Setting:
                 "distribution": self.distribution}
 
 
-SETTINGS = (
-    Setting("mnist-cnn-uniform", "mnist", "cnn", "iid", "uniform", ("fig4",)),
-    Setting("mnist-cnn-mixgauss1", "mnist", "cnn", "iid", "mixgauss1", ("fig3", "fig4")),
-    Setting("mnist-logr-mixgauss1", "mnist", "logr", "iid", "mixgauss1", ("fig3",)),
-    Setting("fashion-mnist-logr-mixgauss1", "fashion-mnist", "logr", "iid", "mixgauss1",
-            ("fig3",)),
-    Setting("mnist-logr-noniid", "mnist", "logr", "noniid", "mixgauss1", ("fig8",)),
-    Setting("fashion-mnist-cnn-mixgauss1", "fashion-mnist", "cnn", "iid", "mixgauss1",
-            ("fig3",)),
-    Setting("mnist-cnn-noniid", "mnist", "cnn", "noniid", "mixgauss1", ("fig8",)),
-    Setting("mnist-cnn-gauss", "mnist", "cnn", "iid", "gauss", ("fig4",)),
-    Setting("mnist-cnn-mixgauss2", "mnist", "cnn", "iid", "mixgauss2", ("fig4",)),
-    Setting("mnist-cnn-mixgauss4", "mnist", "cnn", "iid", "mixgauss4", ("fig4",)),
-)
-"""The settings the chapter tunes, in the order it tunes them: MNIST-CNN under Uniform
-and MixGauss1 budgets decide the most verdicts (Figures 3 and 4), the LogR settings
-cost minutes; the other CNN settings about an hour and a half of one core each."""
+TUNED_FIGURES = ("fig3", "fig4", "fig8")
+"""The figures whose settings the protocol tunes (Figure 6 sweeps k itself; Figure 5 and
+the authors' defaults are run as given)."""
+
+
+def _name(dataset: str, model: str, partition: str, distribution: str) -> str:
+    return f"{dataset}-{model}-{distribution}" + ("-noniid" if partition == "noniid" else "")
+
+
+SETTINGS = tuple(Setting(_name(d, m, p, b), d, m, p, b, figures) for d, m, p, b, figures in (
+    ("mnist", "cnn", "iid", "uniform", ("fig4",)),
+    ("mnist", "cnn", "iid", "mixgauss1", ("fig3", "fig4")),
+    ("mnist", "logr", "iid", "mixgauss1", ("fig3",)),
+    ("fashion-mnist", "logr", "iid", "mixgauss1", ("fig3",)),
+    ("mnist", "logr", "noniid", "mixgauss1", ("fig8",)),
+    ("fashion-mnist", "cnn", "iid", "mixgauss1", ("fig3",)),
+    ("mnist", "cnn", "noniid", "mixgauss1", ("fig8",)),
+    ("mnist", "cnn", "iid", "gauss", ("fig4",)),
+    ("mnist", "cnn", "iid", "mixgauss2", ("fig4",)),
+    ("mnist", "cnn", "iid", "mixgauss4", ("fig4",)),
+))
+"""The paper tier's settings, in the order they are tuned: MNIST-CNN under Uniform and
+MixGauss1 budgets decide the most verdicts (Figures 3 and 4), the LogR settings cost
+minutes, the other CNN settings about an hour and a half of one core each."""
 SETTING_NAMES = {s.name: s for s in SETTINGS}
+TIER_LIMIT = {"smoke": 1}
+"""Tiers that tune only their first settings (the smoke tier exercises the protocol on
+one)."""
 
 
 def setting(name: str) -> Setting:
-    """The setting called ``name`` (one of :data:`SETTINGS`)."""
+    """The paper tier's setting called ``name`` (one of :data:`SETTINGS`)."""
     if name not in SETTING_NAMES:
         raise ValueError(f"unknown tuning setting {name!r}; use one of "
                          f"{', '.join(SETTING_NAMES)}")
     return SETTING_NAMES[name]
 
 
+def tier_settings(setup: experiment.PfaSetup, scale: str | None = None
+                  ) -> tuple[Setting, ...]:
+    """The settings of :data:`TUNED_FIGURES` a tier runs, each with the figures that run
+    it: at the paper tier in :data:`SETTINGS`' order, at the others the LogR settings
+    first; a tier in :data:`TIER_LIMIT` keeps its first ones."""
+    figures: dict[tuple[str, str, str, str], list[str]] = {}
+    for c in experiment.configs(replace(setup, repeats=1), 0, figures=TUNED_FIGURES):
+        key = (c["dataset"], c["model"], c["partition"], c["distribution"])
+        if c["figure"] not in figures.setdefault(key, []):
+            figures[key].append(c["figure"])
+    found = [Setting(_name(*key), *key, tuple(f)) for key, f in figures.items()]
+    order = [s.name for s in SETTINGS]
+    if scale == "paper":
+        found.sort(key=lambda s: order.index(s.name) if s.name in order else len(order))
+    else:  # the cheaper LogR settings first
+        found.sort(key=lambda s: s.model != "logr")
+    return tuple(found[:TIER_LIMIT.get(scale, len(found))])
+
+
 def paper_configs(where: Setting, seed: int, setup: experiment.PfaSetup | None = None
                   ) -> list[dict[str, Any]]:
     """The paper tier's configs of the setting (every figure it stands for, every seed of
     the tier's ``repeats``), at the tier's fixed rate and k."""
-    setup = setup or experiment.tier("paper")
+    setup = setup or PAPER_GRID.tier("paper")
     return [c for c in experiment.configs(setup, seed, figures=where.figures)
             if all(c[f] == v for f, v in where.fields.items())]
 
@@ -229,7 +259,179 @@ def run_tuned(tuned: Tuning, seed: int, *, workers: int | None = 1, progress: bo
               setup: experiment.PfaSetup | None = None) -> pd.DataFrame:
     """The paper tier of the setting at the tuned values (cached, resumable), one row per
     run and round with the run's config in columns."""
-    planned = tuned_configs(tuned, seed, setup)
+    return _sweep(tuned_configs(tuned, seed, setup), workers, progress)
+
+
+TUNED_REPEATS = {"smoke": 2, "quick": 3, "paper": 5}
+"""Seeds of each tier's runs at the tuned values (the paper averages five repeats)."""
+
+
+UNTUNED = (f"untuned: the paper tuned the learning rate over {list(LR_AXIS.values)} and, for "
+           f"PFA and PFA+, k over {list(K_AXIS.values)} for every method; an arm marked "
+           "untuned ran at the chapter's fixed values instead, which decides nothing")
+"""How a claim that reads an untuned arm says so (once, before its parts)."""
+
+
+def untuned_reason(config: dict[str, Any], why: str) -> str:
+    """What an untuned arm ran at and why it is not tuned, e.g. ``ran at lr 0.1, k 1;
+    tuning incomplete: 12 more points of the search to run``."""
+    used = f"lr {config['lr']:g}" + (f", k {config['k']}" if config["aggregator"]
+                                      in ("pfa", "pfa+") else "")
+    return f"ran at {used}; {why}"
+
+
+@dataclass
+class TunedRuns:
+    """A tier's tuning protocol as far as it went: each setting's tuning, the runs at the
+    tuned values (``runs``, the seeds stored or computed), and what is left."""
+
+    tunings: dict[str, Tuning]
+    runs: pd.DataFrame
+    repeats: int
+    left_out: dict[str, str] = field(default_factory=dict)
+
+    def seeds(self, name: str) -> list[int]:
+        """The seeds of the setting ``name`` whose runs at the tuned values are here."""
+        if self.runs.empty:
+            return []
+        mine = self.runs[self._of(self.tunings[name].setting)]
+        return sorted(int(x) for x in set(mine["seed"]))
+
+    def apply(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """``runs`` with every setting of the protocol read as the paper ran it: an arm
+        tuned and run at its choice by those runs, an arm not tuned (or a variant the
+        protocol does not tune, PFA as Algorithm 3 writes it) kept with the reason in
+        ``untuned``, which its claims read as NOT-TESTABLE."""
+        if runs.empty:
+            return runs
+        runs = runs.assign(untuned=runs["untuned"].fillna("") if "untuned" in runs else "")
+        keep = pd.Series(True, index=runs.index)
+        for name, done in self.tunings.items():
+            where = done.setting
+            mine = (runs["figure"].isin(where.figures)
+                    & (runs["dataset"] == where.dataset) & (runs["model"] == where.model)
+                    & (runs["partition"] == where.partition)
+                    & (runs["distribution"] == where.distribution))
+            reasons = done.untuned()
+            have = set(self.runs["aggregator"][self._of(where)]) if len(self.runs) else set()
+            for aggregator in set(runs.loc[mine, "aggregator"]):
+                arm = mine & (runs["aggregator"] == aggregator)
+                public = arm & (runs["projection"] == "public")
+                if aggregator in have:
+                    keep &= ~public
+                    runs.loc[arm & ~public, "untuned"] = self._reason(
+                        runs[arm & ~public], "the protocol tunes the released code's "
+                        "projection, not this variant")
+                elif aggregator in reasons:
+                    runs.loc[arm, "untuned"] = self._reason(runs[arm], reasons[aggregator])
+                else:
+                    runs.loc[arm, "untuned"] = self._reason(
+                        runs[arm], self.left_out.get(name, "its runs at the tuned values "
+                                                     "are not computed"))
+        tuned = self.runs.assign(untuned="") if len(self.runs) else self.runs
+        return pd.concat([runs[keep], tuned], ignore_index=True)
+
+    def _of(self, where: Setting) -> pd.Series:
+        return ((self.runs["dataset"] == where.dataset) & (self.runs["model"] == where.model)
+                & (self.runs["partition"] == where.partition)
+                & (self.runs["distribution"] == where.distribution))
+
+    @staticmethod
+    def _reason(rows: pd.DataFrame, why: str) -> pd.Series:
+        configs = rows[["aggregator", "lr", "k"]].to_dict("records")
+        return pd.Series([untuned_reason(c, why) for c in configs], index=rows.index)
+
+    def table(self) -> pd.DataFrame:
+        """One row per setting and method: the choice (rate, k), where each sits in its
+        grid, the validation accuracy at the choice, the tuning runs read, and the seeds
+        run at the choice."""
+        rows = []
+        for name, done in self.tunings.items():
+            reasons = done.untuned()
+            seeds = self.seeds(name)
+            if done.choices.empty:
+                rows.append({"setting": name, "method": "every method",
+                             "status": "untuned: no tuning run is stored"})
+            for _, choice in done.choices.iterrows():
+                aggregator = choice["aggregator"]
+                rows.append({
+                    "setting": name, "method": experiment.LABELS[aggregator],
+                    "lr": choice["lr"], "lr in its grid": choice["lr_position"],
+                    "k": choice.get("k") if aggregator in ("pfa", "pfa+") else None,
+                    "k in its grid": (choice.get("k_position")
+                                      if aggregator in ("pfa", "pfa+") else ""),
+                    "validation accuracy": choice["val_accuracy"],
+                    "tuning runs": choice["runs"],
+                    "status": (f"untuned: {reasons[aggregator]}" if aggregator in reasons
+                               else f"tuned; {len(seeds)} of {self.repeats} seeds run at "
+                               "the choice"),
+                })
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        """The protocol's state in one paragraph: how many settings are tuned and run at
+        their choice, and what is left (read from the tunings and runs here)."""
+        if not self.tunings:
+            return "The tier has no setting of Figures 3, 4 and 8 to tune."
+        tuned = [n for n, d in self.tunings.items() if d.complete and not d.untuned()]
+        run = [n for n in tuned if len(self.seeds(n)) >= self.repeats]
+        runs = sum(len(d.table) for d in self.tunings.values())
+        parts = [f"{len(tuned)} of the tier's {len(self.tunings)} settings are tuned "
+                 f"({runs} tuning runs read), {len(run)} of them run at the choice over "
+                 f"the tier's {self.repeats} seeds"]
+        for name, done in self.tunings.items():
+            if name in run:
+                continue
+            reasons = done.untuned()
+            if not done.complete:
+                parts.append(f"{name}: the search is not finished "
+                             f"({sum(done.pending.values())} points pending, "
+                             f"{len(done.table)} tuning runs stored)")
+            elif reasons:
+                parts.append(f"{name}: " + "; ".join(f"{experiment.LABELS[a]} {why}"
+                                                     for a, why in reasons.items()))
+            else:
+                parts.append(f"{name}: {self.left_out.get(name, 'not run at the choice')} "
+                             f"({len(self.seeds(name))} of {self.repeats} seeds)")
+        return parts[0] + (". Not yet read as the paper ran it: " + "; ".join(parts[1:])
+                           if len(parts) > 1 else "") + "."
+
+
+
+def tuned_runs(scale: str, seed: int, setup: experiment.PfaSetup, *,
+               workers: int | None = 1, progress: bool = False) -> TunedRuns:
+    """The tier's tuning protocol: every setting's search (computed, or read where only
+    stored runs may be read), then its runs at the tuned values over the tier's seeds
+    (:data:`TUNED_REPEATS`), a seed at a time; what could not be read is named in
+    ``left_out``."""
+    repeats = TUNED_REPEATS[scale]
+    tunings: dict[str, Tuning] = {}
+    frames: list[pd.DataFrame] = []
+    left_out: dict[str, str] = {}
+    for where in tier_settings(setup, scale):
+        done = tune(where, seed, workers=workers, progress=progress, setup=setup)
+        tunings[where.name] = done
+        if not done.complete:
+            continue
+        missing = []
+        for offset in range(repeats):
+            one = replace(setup, repeats=offset + 1)
+            planned = [c for c in tuned_configs(done, seed, one)
+                       if c["seed"] == seed + offset]
+            try:
+                frames.append(_sweep(planned, workers, progress))
+            except MissingRunsError:
+                missing.append(seed + offset)
+        if missing:
+            left_out[where.name] = (f"its runs at the tuned values are not all computed "
+                                    f"(seeds {', '.join(map(str, missing))} missing)")
+    runs = pd.concat([f for f in frames if len(f)], ignore_index=True) if frames else \
+        pd.DataFrame()
+    return TunedRuns(tunings, runs, repeats, left_out)
+
+
+def _sweep(planned: list[dict[str, Any]], workers: int | None, progress: bool
+           ) -> pd.DataFrame:
     if not planned:
         return pd.DataFrame()
     runs = sweep(experiment.EXPERIMENT, planned, experiment.run_group,
@@ -251,29 +453,32 @@ def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m fedlib.papers.pfa.tuned",
         description="Tune the PFA chapter's settings on validation data (the paper's "
-                    "grids), then run their paper tier at the chosen values.")
-    parser.add_argument("settings", nargs="*", default=[s.name for s in SETTINGS],
-                        help="settings to tune, in order (default: all)")
+                    "grids), then run them at the chosen values, a seed at a time.")
+    parser.add_argument("settings", nargs="*",
+                        help="settings to tune, in order (default: all of the tier's)")
     parser.add_argument("--seed", type=int, default=0, help="the chapter's seed")
+    parser.add_argument("--tier", default="paper", choices=tuple(TUNED_REPEATS),
+                        help="the run tier (default: paper)")
     parser.add_argument("--workers", type=int, default=1, help="local processes")
     parser.add_argument("--tune-only", action="store_true",
                         help="stop after the tuning search")
     parser.add_argument("--repeats", type=int, default=None,
-                        help="seeds of the paper tier to run at the tuned values "
-                             "(default: the tier's)")
+                        help="seeds to run at the tuned values (default: the tier's)")
     parser.add_argument("--list", action="store_true",
                         help="print each setting's progress from stored runs and exit")
     args = parser.parse_args(argv)
-    try:
-        chosen = [setting(name) for name in args.settings]
-    except ValueError as error:
-        parser.error(str(error))
-    setup = experiment.tier("paper")
-    if args.repeats is not None:
-        setup = replace(setup, repeats=args.repeats)
-    for where in chosen:
+    set_tier_label(args.tier)
+    setup = PAPER_GRID.tier(args.tier)
+    known = {s.name: s for s in tier_settings(setup, args.tier)}
+    unknown = [name for name in args.settings if name not in known]
+    if unknown:
+        parser.error(f"unknown settings {unknown} at the {args.tier} tier; use some of "
+                     f"{', '.join(known)}")
+    repeats = args.repeats or TUNED_REPEATS[args.tier]
+    for name in args.settings or list(known):
+        where = known[name]
         if args.list:
-            done = stored_tuning(where, args.seed)
+            done = stored_tuning(where, args.seed, setup)
             state = ("tuned" if done.complete and not done.untuned() else
                      "; ".join(f"{a}: {r}" for a, r in done.untuned().items()))
             print(f"{where.name}: {len(done.table)} tuning runs stored; {state}")
@@ -281,8 +486,12 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"tuning {where.name}", flush=True)
         done = tune(where, args.seed, workers=args.workers, progress=True, setup=setup)
         print(done.choices.to_string(index=False), flush=True)
-        if not args.tune_only:
-            run_tuned(done, args.seed, workers=args.workers, progress=True, setup=setup)
+        if args.tune_only:
+            continue
+        for offset in range(repeats):
+            one = replace(setup, repeats=offset + 1)
+            _sweep([c for c in tuned_configs(done, args.seed, one)
+                    if c["seed"] == args.seed + offset], args.workers, True)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import matplotlib
@@ -75,14 +76,15 @@ def test_nonprivate_figures_draw_one_curve_per_assignment(runs: pd.DataFrame,
 
 
 @pytest.mark.parametrize("scenario", list(PRIVATE))
-def test_private_figures_show_r_equal_t_left_and_the_small_r_right(runs: pd.DataFrame,
-                                                                   scenario: str) -> None:
+def test_private_figures_show_the_judged_r_left_and_r_equal_t_right(runs: pd.DataFrame,
+                                                                    scenario: str) -> None:
     figure = PRIVATE[scenario](runs, SETUP)
     spec = pad.SCENARIOS[scenario]
     assert len(figure.axes) == 2
     expected_labels = [f"{spec.private_assignment}, eps=5", f"{spec.private_assignment}, eps=20",
                        "1-1-1, eps=20"]
-    for ax, exposures, title in zip(figure.axes, (3, 1), ("R = T = 3", "R = 1"), strict=True):
+    titles = ("R = 1 (judged)", "R = T = 3 (ablation)")
+    for ax, exposures, title in zip(figure.axes, (1, 3), titles, strict=True):
         assert [t.get_text() for t in ax.texts] == [title]
         assert ax.get_yscale() == "log"
         lines = ax.get_lines()
@@ -96,6 +98,13 @@ def test_private_figures_show_r_equal_t_left_and_the_small_r_right(runs: pd.Data
     # One colour per run label, the same in both panels.
     left, right = ([line.get_color() for line in ax.get_lines()] for ax in figure.axes)
     assert left == right and len(set(left)) == 3
+    plt.close(figure)
+
+
+def test_a_private_figure_at_r_equal_t_has_one_panel(runs: pd.DataFrame) -> None:
+    at_t = dataclasses.replace(SETUP, small_exposures=SETUP.rounds)
+    figure = pad_figures.figure_3(runs, at_t)
+    assert [[t.get_text() for t in ax.texts] for ax in figure.axes] == [["R = T = 3"]]
     plt.close(figure)
 
 

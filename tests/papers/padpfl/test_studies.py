@@ -241,3 +241,66 @@ def test_bounds_table_lists_each_bounded_setting_with_this_builds_value() -> Non
     assert table.loc["hidden", "this build"] == "128"
     assert table.loc["seeds (their number)", "this build"] == "5"
     assert table.loc["test_examples", "bound"].startswith("10,000")
+
+
+# --- sensitivity over R ------------------------------------------------------------------
+
+def test_regime_open_edges_name_the_factors_at_an_end_of_their_values() -> None:
+    assert studies.regime_open_edges({"hidden": 8, "local_steps": 40, "clip": 10.0}) == [
+        "hidden width 8 (the smallest tried)", "local steps 40 (the largest tried)"]
+    assert studies.regime_open_edges({"hidden": 32, "local_steps": 20, "clip": 3.0}) == []
+
+
+def test_sensitivity_exposures_keep_those_up_to_t_with_the_tiers_r_and_t() -> None:
+    assert studies.sensitivity_exposures(PAPER) == [1, 3, 10, 30]
+    assert studies.sensitivity_exposures(pad.TIERS["smoke"]) == [1, 3]
+    assert studies.sensitivity_exposures(dataclasses.replace(PAPER, small_exposures=5)) == [
+        1, 3, 5, 10, 30]
+
+
+def test_exposure_configs_are_the_chapters_own_runs_at_its_r_and_at_t() -> None:
+    setup = pad.TIERS["quick"]
+    own = [c for c in pad.configs(setup, 0) if c["epsilon"] is not None]
+    for r in (setup.small_exposures, setup.rounds):
+        assert studies.exposure_configs(setup, 0, r) == [c for c in own if c["exposures"] == r]
+    other = studies.exposure_configs(setup, 0, 10)
+    assert len(other) == len(own) // 2 and {c["exposures"] for c in other} == {10}
+    assert {(c["scenario"], c["assignment"], c["epsilon"]) for c in other} == {
+        (c["scenario"], c["assignment"], c["epsilon"]) for c in own}
+
+
+class _Store:
+    """A stand-in for the published store: its runs' manifest entries."""
+
+    def __init__(self, entries: dict) -> None:
+        self.entries = entries
+
+    def runs(self) -> dict:
+        return self.entries
+
+
+def test_exposure_cost_sums_the_mean_cpu_time_of_like_runs_per_scenario() -> None:
+    setup = pad.TIERS["quick"]
+    model = {f: getattr(setup, f) for f in ("rounds", "hidden", "client_divisor",
+                                            "sample_divisor", "test_examples", "lr",
+                                            "local_steps", "mu", "clip")}
+    entries = {}
+    seconds = {"S1": (2.0, 4.0), "S2": (3.0, 3.0), "S3": (6.0, 6.0), "S4": (1.0, 1.0)}
+    for scenario, values in seconds.items():
+        for k, cpu in enumerate(values):
+            entries[f"{scenario}{k}"] = {"config": {**model, "scenario": scenario,
+                                                    "epsilon": 20.0, "exposures": 30},
+                                         "cpu_seconds": cpu}
+    # Not like the runs to estimate: non-private, another width, an ablation arm.
+    entries["np"] = {"config": {**model, "scenario": "S1", "epsilon": None}, "cpu_seconds": 99}
+    entries["wide"] = {"config": {**model, "hidden": 128, "scenario": "S1", "epsilon": 5.0},
+                       "cpu_seconds": 99}
+    entries["abl"] = {"config": {**model, "scenario": "S1", "epsilon": 20.0,
+                                 "noise_scale": 2.0}, "cpu_seconds": 99}
+    runs, cost = studies.exposure_cost(setup, 0, 10, store=_Store(entries))
+    per_run = {"S1": 3.0, "S2": 3.0, "S3": 6.0, "S4": 1.0}
+    configs = studies.exposure_configs(setup, 0, 10)
+    assert runs == len(configs)
+    assert cost == pytest.approx(sum(per_run[c["scenario"]] for c in configs))
+    del entries["S40"], entries["S41"]
+    assert studies.exposure_cost(setup, 0, 10, store=_Store(entries)) == (len(configs), None)
