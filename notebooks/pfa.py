@@ -47,15 +47,17 @@ ray_address = ""  # address of a Ray cluster for the sweep, e.g. "auto" (empty: 
 claims_dir = ""  # where the claims go (empty: the book's folder, which the scorecard reads)
 
 # %%
+from functools import partial
+
 import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
-from scipy import stats
 
 from fedlib.papers.pfa import claims as pfa_claims
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa import figures as pfa_figures
 from fedlib.papers.pfa import notes as pfa_notes
+from fedlib.papers.pfa import readings as pfa_readings
 from fedlib.papers.pfa import readouts as pfa_readouts
 from fedlib.papers.pfa import tuned as pfa_tuned
 from fedlib.papers.pfa.paper_tier import (
@@ -64,12 +66,11 @@ from fedlib.papers.pfa.paper_tier import (
     run_figure_5_halves,
     run_figures,
     run_repeats,
-    stored_figure_runs,
 )
 from fedlib.render.chapter import open_chapter, show_claims
 from fedlib.render.glue import glue_figure_of_parts, left_out_note
-from fedlib.render.prose import Missing, difference_of, listing, mean_of, say, scaled, status_of
-from fedlib.runs.published import provenance_line, stored_runs
+from fedlib.render.prose import Missing, say, status_of
+from fedlib.runs.published import provenance_line
 from fedlib.sweeps import run_parts
 from fedlib.verdicts.claims import verdict_changes
 
@@ -118,42 +119,8 @@ claims = pfa_claims.evaluate(runs, scale, setup.k, left_out, tuned)
 runs = tuned.apply(runs)
 final = pfa_readouts.final_accuracy(runs)
 curves = pfa_readouts.accuracy_curves(runs)
-UNSTORED = Missing("not available (the paper tier's runs are not stored)")
-
-
-def tier_runs(tier, figure):
-    """The runs of ``figure`` at ``tier``: this page's own at its tier, the stored runs
-    otherwise (with the repeats that are stored); None when the first seed's are not all
-    stored."""
-    if tier == scale:
-        return None if figure in left_out else runs[runs["figure"] == figure]
-    return stored_figure_runs(tier, seed, figure)
-
-
-def paper_tier_runs(figure):
-    return tier_runs("paper", figure)
-
-
-def span(values, gone=UNSTORED):
-    """(lowest, highest) of the values that are not missing; ``gone`` when there are
-    none."""
-    found = [float(v) for v in values if not isinstance(v, Missing)]
-    return (min(found), max(found)) if found else (gone, gone)
-
-
-NONE = Missing("none")
-
-
-def between(values, gone=NONE):
-    """``low to high`` (two decimals) of the values, or the one value they round to;
-    ``gone`` when there are none."""
-    low, high = span(values, gone)
-    return f"{low:.2f}" if isinstance(low, Missing) or round(low, 2) == round(high, 2) \
-        else f"{low:.2f} to {high:.2f}"
-
-
-def method(aggregator, projection="public"):
-    return {"aggregator": aggregator, "projection": projection}
+tier_runs = partial(pfa_readings.tier_runs, scale=scale, seed=seed, runs=runs,
+                    left_out=left_out)
 
 # %% [markdown]
 # ## Figure 3: accuracy against rounds (IID, MixGauss1)
@@ -276,21 +243,15 @@ glue_figure_of_parts("pfa_fig6", ["fig6"], left_out, lambda: pfa_figures.figure_
 # public mean. Whether that component helps is measured:
 
 # %%
-fig6 = final[final["figure"] == "fig6"]
-k_small = int(fig6["k"].min()) if len(fig6) else Missing()
-if fig6.empty:
+fig6b = pfa_readings.figure_6b_linear(final)
+if fig6b is None:
     say("Figure 6 is {missing}, so `fig6b-random-projection-poor` reads **{status}** here.",
         missing=Missing(), status=status_of(claims, "fig6b-random-projection-poor"))
 else:
     say("At this tier, over {seeds} seed(s) at k = {k}, PFA with the public subspace used "
         "linearly ends at {public:.3f} and with the random one at {random:.3f} (public minus "
         "random, in points: {gap:.1f}), and `fig6b-random-projection-poor` reads **{status}**.",
-        seeds=fig6["seed"].nunique() if len(fig6) else Missing(), k=k_small,
-        public=mean_of(fig6, "accuracy", k=k_small, **method("pfa", "public-text")),
-        random=mean_of(fig6, "accuracy", k=k_small, **method("pfa", "random-text")),
-        gap=scaled(difference_of(fig6, "accuracy", method("pfa", "public-text"),
-                                 method("pfa", "random-text"), k=k_small), 100),
-        status=status_of(claims, "fig6b-random-projection-poor"))
+        **fig6b, status=status_of(claims, "fig6b-random-projection-poor"))
 
 # %% [markdown]
 # Where the random subspace is not behind, what PFA gains over WeiAvg at this scale
@@ -385,21 +346,6 @@ if not {"fig3", "authors"} & set(left_out):
 # ```
 
 # %%
-text_settings = [(f"Figure 3, {d}-{m}", frame) for (d, m), frame
-                 in final[final["figure"] == "fig3"].groupby(["dataset", "model"])]
-text_settings += [(f"the authors' defaults, {m}, {d}", frame) for (m, d), frame
-                  in final[(final["figure"] == "authors") & (final["calibration"] == "rdp")]
-                  .groupby(["model", "distribution"])]
-text_settings = [(name, frame) for name, frame in text_settings
-                 if (frame["projection"] == "public-text").any()]
-text_vs_code = [scaled(difference_of(frame, "accuracy", method("pfa", "public-text"),
-                                     method("pfa")), 100) for _, frame in text_settings]
-text_vs_weiavg = [scaled(difference_of(frame, "accuracy", method("pfa", "public-text"),
-                                       method("weiavg")), 100) for _, frame in text_settings]
-found_code = [e for e in text_vs_code if not isinstance(e, Missing)]
-found_weiavg = [(name, e) for (name, _), e in zip(text_settings, text_vs_weiavg, strict=True)
-                if not isinstance(e, Missing)]
-below_weiavg = [name for name, e in found_weiavg if e.high < 0]
 say("At this tier the text's form ends {code_lo:+.1f} to {code_hi:+.1f} points from the "
     "code's (text minus code, means over seeds) in the {n} settings where both run "
     "(Figure 3's panels, and the authors' defaults under the accountant by model and budget "
@@ -411,46 +357,21 @@ say("At this tier the text's form ends {code_lo:+.1f} to {code_hi:+.1f} points f
     "**{text}** (`fig3-ordering-text`) and **{text_authors}** "
     "(`fig3-ordering-authors-rdp-text`), those about the code's PFA on the same runs "
     "**{code}** (`fig3-ordering`) and **{code_authors}** (`fig3-ordering-authors-rdp`).",
-    code_lo=min(e.mean for e in found_code) if found_code else Missing(),
-    code_hi=max(e.mean for e in found_code) if found_code else Missing(),
-    n=len(text_settings),
-    code_zero=sum(e.low <= 0 <= e.high for e in found_code) if found_code else Missing(),
-    weiavg_lo=min(e.mean for _, e in found_weiavg) if found_weiavg else Missing(),
-    weiavg_hi=max(e.mean for _, e in found_weiavg) if found_weiavg else Missing(),
-    n_below=len(below_weiavg) if found_weiavg else Missing(),
-    below=f" ({'; '.join(below_weiavg)})" if below_weiavg else "",
+    **pfa_readings.text_against_code(final),
     text=status_of(claims, "fig3-ordering-text"),
     text_authors=status_of(claims, "fig3-ordering-authors-rdp-text"),
     code=status_of(claims, "fig3-ordering"),
     code_authors=status_of(claims, "fig3-ordering-authors-rdp"))
 
-hundred_runs = paper_tier_runs("authors")
-hundred = (None if hundred_runs is None or hundred_runs.empty else pfa_readouts.final_accuracy(
-    hundred_runs[hundred_runs["rounds"] == hundred_runs["rounds"].max()], last=10))
-if hundred is not None:
-    hundred = hundred[(hundred["calibration"] == "rdp") & (hundred["model"] == "logr-authors")
-                      & (hundred["distribution"] == "mixgauss2")]
-
-
-def hundred_value(aggregator, projection="public"):
-    """Accuracy of the paper tier's run at the authors' 100 x 100 (RDP, their LogR,
-    MixGauss2), mean of the last 10 evaluations."""
-    if hundred is None:
-        return UNSTORED
-    return mean_of(hundred, "accuracy", **method(aggregator, projection))
-
-
-if hundred is None or hundred.empty:
+hundred = pfa_readings.authors_hundred(tier_runs("paper", "authors"))
+if hundred is None:
     say("The paper tier's run at the authors' 100 x 100 is {missing} in this build, so this "
         "page quotes none of its numbers.", missing="not stored")
 else:
     say("In the paper tier's runs at the authors' 100 x 100 (seed(s) {seeds}, MixGauss2, their "
         "LogR, RDP; mean of the last 10 evaluations, then over the seeds) the text's PFA "
         "ends at {text:.3f}, the code's at {code:.3f}, WeiAvg at {weiavg:.3f}, and the "
-        "text's random counterpart at {random:.3f}.",
-        seeds=sorted(int(x) for x in hundred["seed"].unique()),
-        text=hundred_value("pfa", "public-text"), code=hundred_value("pfa"),
-        weiavg=hundred_value("weiavg"), random=hundred_value("pfa", "random-text"))
+        "text's random counterpart at {random:.3f}.", **hundred)
 
 # %% [markdown]
 # (pfa-learning-rates)=
@@ -504,34 +425,18 @@ if not validation.empty:
 # ```
 
 # %%
-chosen = pfa_readouts.chosen_rates(validation)
-if chosen.empty:
+rates = pfa_readings.tuned_rates(final, pfa_readouts.chosen_rates(validation))
+if rates is None:
     say("The learning-rate grid is {missing} (or its runs are not stored in this build), so "
         "`fig3-ordering-tuned-lr` reads **{status}** here.", missing=Missing(),
         status=status_of(claims, "fig3-ordering-tuned-lr"))
 else:
-    rate_of = {(r.aggregator, r.projection): float(r.lr) for r in chosen.itertuples()}
-    by_rate = chosen.groupby("lr")["method"].apply(list).sort_index(ascending=False)
-    lr_final = final[final["figure"] == "lr"]
-
-    def at_rate(aggregator, projection="public"):
-        """The arm of ``aggregator`` at its chosen rate (a missing one: no such arm)."""
-        return {**method(aggregator, projection),
-                "lr": rate_of.get((aggregator, projection), Missing())}
-
-    def tuned_gap(first, second):
-        return scaled(difference_of(lr_final, "accuracy", at_rate(first), at_rate(second)),
-                      100)
-
     say("At this tier the validation data choose {rates} (the chapter's shared LogR rate, "
         "0.3, lies outside the grid). At their rates PFA ends {pfa:+.1f} points from WeiAvg "
         "and PFA+ {plus:+.1f} (each minus WeiAvg), while WeiAvg ends {fedavg:+.1f} and "
         "{minimum:+.1f} points from FedAvg and Minimum (WeiAvg minus each); "
         "`fig3-ordering-tuned-lr` reads **{status}**.",
-        rates="; ".join(f"{lr:g} for " + ", ".join(names) for lr, names in by_rate.items()),
-        pfa=tuned_gap("pfa", "weiavg"), plus=tuned_gap("pfa+", "weiavg"),
-        fedavg=tuned_gap("weiavg", "fedavg"), minimum=tuned_gap("weiavg", "minimum"),
-        status=status_of(claims, "fig3-ordering-tuned-lr"))
+        **rates, status=status_of(claims, "fig3-ordering-tuned-lr"))
 
 # %% [markdown]
 # ## Claims
@@ -567,7 +472,7 @@ show_claims(claims)
 # same runs, and the claims restated:
 
 # %%
-display(Markdown(verdict_changes(claims, pfa_notes.VERDICT_CHANGES)))
+display(Markdown(verdict_changes(claims, pfa_notes.verdict_changes_notes(claims))))
 
 # %% [markdown]
 # ## Quick and paper tiers
@@ -588,19 +493,7 @@ chapter.compare_tiers(claims, pfa_notes.TIER_NOTES)
 # *projection* then adds anything over $\varepsilon$-weighting is what the claims test.
 
 # %%
-fig3_final = final[final["figure"] == "fig3"]
-fig4_final = final[final["figure"] == "fig4"]
-cnn3 = fig3_final[fig3_final["model"] == "cnn"]
-compared = [(f"Figure 3, {d}-{m}", frame) for (d, m), frame in
-            fig3_final.groupby(["dataset", "model"])]
-compared += [(f"Figure 4, {d}", frame) for d, frame in fig4_final.groupby("distribution")]
-pfa_minus_weiavg = [(name, scaled(difference_of(frame, "accuracy", method("pfa"),
-                                                method("weiavg")), 100))
-                    for name, frame in compared]
-measured = [(name, e) for name, e in pfa_minus_weiavg if not isinstance(e, Missing)]
-ahead = [name for name, e in measured if e.low > 0]
-behind = [name for name, e in measured if e.high < 0]
-seeds3, seeds4 = fig3_final["seed"].nunique(), fig4_final["seed"].nunique()
+verdicts = pfa_readings.pfa_against_weiavg(final)
 say("At this tier FedAvg ends at {fedavg_lo:.2f} to {fedavg_hi:.2f} and Minimum at "
     "{minimum_lo:.2f} to {minimum_hi:.2f} on Figure 3's CNN panels (MixGauss1), and at "
     "{fedavg4_lo:.2f} to {fedavg4_hi:.2f} and {minimum4_lo:.2f} to {minimum4_hi:.2f} across "
@@ -608,29 +501,9 @@ say("At this tier FedAvg ends at {fedavg_lo:.2f} to {fedavg_hi:.2f} and Minimum 
     "3's settings, {seeds4} of Figure 4's), PFA is "
     "ahead of WeiAvg beyond the run-to-run uncertainty in {n_ahead} of the {n} settings of "
     "Figures 3 and 4{ahead} and behind it in {n_behind}{behind}{one_seed}.",
-    fedavg_lo=span([mean_of(f, "accuracy", **method("fedavg")) for _, f in
-                    cnn3.groupby("dataset")], Missing())[0],
-    fedavg_hi=span([mean_of(f, "accuracy", **method("fedavg")) for _, f in
-                    cnn3.groupby("dataset")], Missing())[1],
-    minimum_lo=span([mean_of(f, "accuracy", **method("minimum")) for _, f in
-                     cnn3.groupby("dataset")], Missing())[0],
-    minimum_hi=span([mean_of(f, "accuracy", **method("minimum")) for _, f in
-                     cnn3.groupby("dataset")], Missing())[1],
-    fedavg4_lo=span([mean_of(f, "accuracy", **method("fedavg")) for _, f in
-                     fig4_final.groupby("distribution")], Missing())[0],
-    fedavg4_hi=span([mean_of(f, "accuracy", **method("fedavg")) for _, f in
-                     fig4_final.groupby("distribution")], Missing())[1],
-    minimum4_lo=span([mean_of(f, "accuracy", **method("minimum")) for _, f in
-                      fig4_final.groupby("distribution")], Missing())[0],
-    minimum4_hi=span([mean_of(f, "accuracy", **method("minimum")) for _, f in
-                      fig4_final.groupby("distribution")], Missing())[1],
-    model4=", ".join(sorted(fig4_final["model"].unique())) or Missing(),
-    seeds3=seeds3 or Missing(), seeds4=seeds4 or Missing(), n_ahead=len(ahead),
-    n=len(measured),
-    ahead=f" ({'; '.join(ahead)})" if ahead else "", n_behind=len(behind),
-    behind=f" ({'; '.join(behind)})" if behind else "",
+    **verdicts,
     one_seed=(" (one seed gives no interval, so neither is possible there)"
-              if 1 in (seeds3, seeds4) else ""))
+              if 1 in (verdicts["seeds3"], verdicts["seeds4"]) else ""))
 
 # %% [markdown]
 # Why projection would add little here:
@@ -649,23 +522,12 @@ say("At this tier FedAvg ends at {fedavg_lo:.2f} to {fedavg_hi:.2f} and Minimum 
 #   for LogR (Figure 6b).
 
 # %%
-fig6_pairs = {"centred": ("public", "random"), "linear": ("public-text", "random-text")}
-fig6_gaps = {form: [abs(float(e.mean)) for kk in sorted(fig6["k"].unique()) if kk <= 10
-                    for e in [scaled(difference_of(fig6, "accuracy", method("pfa", public),
-                                                   method("pfa", random), k=kk), 100)]
-                    if not isinstance(e, Missing)]
-             for form, (public, random) in fig6_pairs.items()}
 say("Measured at this tier: under Uniform and Gauss budgets (Figure 4) FedAvg ends at "
     "{fedavg_u:.3f} and {fedavg_g:.3f}, PFA at {pfa_u:.3f} and {pfa_g:.3f}. In Figure 6b, "
     "at k ≤ 10, the public and the random subspace end at most {centred:.1f} points "
     "apart on the mean in the released code's centred form and {linear:.1f} in the text's "
     "linear form.",
-    fedavg_u=mean_of(fig4_final, "accuracy", distribution="uniform", **method("fedavg")),
-    fedavg_g=mean_of(fig4_final, "accuracy", distribution="gauss", **method("fedavg")),
-    pfa_u=mean_of(fig4_final, "accuracy", distribution="uniform", **method("pfa")),
-    pfa_g=mean_of(fig4_final, "accuracy", distribution="gauss", **method("pfa")),
-    centred=max(fig6_gaps["centred"]) if fig6_gaps["centred"] else Missing(),
-    linear=max(fig6_gaps["linear"]) if fig6_gaps["linear"] else Missing())
+    **pfa_readings.projection_adds_little(final))
 
 # %% [markdown]
 # The paper's runs have more local steps ($\tau=100$) and more rounds, which the paper
@@ -683,46 +545,8 @@ say("Measured at this tier: under Uniform and Gauss budgets (Figure 4) FedAvg en
 # times the rounds. What the two tiers' stored runs give, each number named by its tier:
 
 # %%
-tier_fig3 = {t: tier_runs(t, "fig3") for t in ("quick", "paper")}
-tier_fig3_final = {t: None if r is None or r.empty else pfa_readouts.final_accuracy(r)
-                   for t, r in tier_fig3.items()}
-
-
-def cnn_peak_and_end(tier, early=20):
-    """(highest accuracy within the first ``early`` rounds, final accuracy) of WeiAvg, PFA
-    and PFA+ on Figure 3's CNN panels at ``tier``, each averaged over seeds."""
-    r, f = tier_fig3.get(tier), tier_fig3_final.get(tier)
-    if r is None or f is None:
-        return [], []
-    cnn = r[(r["model"] == "cnn") & r["aggregator"].isin(["weiavg", "pfa", "pfa+"])
-            & (r["projection"] == "public")].dropna(subset=["accuracy"])
-    peaks = (cnn[cnn["round"] <= early].groupby(["dataset", "aggregator", "seed"])["accuracy"]
-             .max().groupby(["dataset", "aggregator"]).mean())
-    ends = f[(f["model"] == "cnn") & f["aggregator"].isin(["weiavg", "pfa", "pfa+"])
-             & (f["projection"] == "public")].groupby(["dataset", "aggregator"])[
-        "accuracy"].mean()
-    return list(peaks), list(ends)
-
-
-def private_cnn(tier):
-    """Final accuracy of every private aggregator but Maximum on the CNN panels at
-    ``tier``, per panel and aggregator (mean over seeds)."""
-    f = tier_fig3_final.get(tier)
-    if f is None:
-        return None
-    chosen = f[(f["model"] == "cnn") & f["aggregator"].isin(
-        ["fedavg", "weiavg", "pfa", "pfa+", "minimum"]) & (f["projection"] == "public")]
-    return chosen.groupby(["dataset", "aggregator"])["accuracy"].mean()
-
-
-peaks_p, ends_p = cnn_peak_and_end("paper")
-logr_p = ([] if tier_fig3_final["paper"] is None else list(
-    tier_fig3_final["paper"][tier_fig3_final["paper"]["model"] == "logr"].groupby(
-        ["dataset", "aggregator", "projection"])["accuracy"].mean()))
-cnn_q, cnn_p = private_cnn("quick"), private_cnn("paper")
-below_quick = (None if cnn_q is None or cnn_p is None
-               else (cnn_p < cnn_q.reindex(cnn_p.index)).sum())
-if cnn_p is None:
+tiers = pfa_readings.figure_3_across_tiers(tier_runs("quick", "fig3"), tier_runs("paper", "fig3"))
+if tiers is None:
     say("The paper tier's runs of Figure 3 are {missing} in this build, so this page quotes "
         "none of their numbers.", missing="not stored")
 else:
@@ -732,41 +556,15 @@ else:
         "{below} of the {n_cnn} CNN arms of FedAvg, WeiAvg, PFA, "
         "PFA+ and Minimum end below their quick-tier accuracy (paper tier: {paper_lo:.2f} to "
         "{paper_hi:.2f}; quick tier: {quick_lo:.2f} to {quick_hi:.2f}).",
-        logr_lo=span(logr_p)[0], logr_hi=span(logr_p)[1],
-        peak_lo=span(peaks_p)[0], peak_hi=span(peaks_p)[1],
-        end_lo=span(ends_p)[0], end_hi=span(ends_p)[1],
-        below=UNSTORED if below_quick is None else int(below_quick),
-        n_cnn=UNSTORED if cnn_p is None else len(cnn_p),
-        paper_lo=span([] if cnn_p is None else list(cnn_p))[0],
-        paper_hi=span([] if cnn_p is None else list(cnn_p))[1],
-        quick_lo=span([] if cnn_q is None else list(cnn_q))[0],
-        quick_hi=span([] if cnn_q is None else list(cnn_q))[1])
+        **tiers)
 
 # %%
-fig4_paper_runs = paper_tier_runs("fig4")
-fig4_paper = (None if fig4_paper_runs is None or fig4_paper_runs.empty
-              else pfa_readouts.final_accuracy(fig4_paper_runs))
-
-
-def fig4_value(distribution, aggregator):
-    if fig4_paper is None:
-        return UNSTORED
-    return mean_of(fig4_paper, "accuracy", distribution=distribution, **method(aggregator))
-
-
+fig4_paper_runs = tier_runs("paper", "fig4")
+fig4_paper = pfa_readings.stored_final(fig4_paper_runs)
 if fig4_paper is None:
     say("The paper tier's runs of Figure 4 are {missing} in this build, so this page quotes "
         "none of their numbers.", missing="not stored")
 else:
-    mixtures = fig4_paper[fig4_paper["distribution"].str.startswith("mixgauss")
-                          & (fig4_paper["projection"] == "public")]
-    by_mixture = mixtures.groupby(["aggregator", "distribution"])["accuracy"].mean()
-    seeds_of = fig4_paper.groupby("aggregator")["seed"].nunique()
-
-    def across_mixtures(aggregator):
-        return between(by_mixture[aggregator] if aggregator in by_mixture.index else [],
-                       UNSTORED)
-
     say("Figure 4 at the paper tier ({model}; means over {seeds_main} seed(s) of FedAvg, "
         "WeiAvg, PFA and PFA+ and {seeds_rest} of the others): under Uniform budgets FedAvg "
         "ends at {fedavg_u:.2f}, WeiAvg at {weiavg_u:.2f}, PFA at {pfa_u:.2f} and PFA+ at "
@@ -774,16 +572,7 @@ else:
         "{plus_g:.2f}. Across the spread-out mixtures (MixGauss1, 2 and 4) FedAvg ends at "
         "{fedavg_m}, WeiAvg at {weiavg_m}, PFA at {pfa_m}, PFA+ at {plus_m}, Minimum at "
         "{minimum_m}, Maximum at {maximum_m} and NP-FedAvg at {np_m}.",
-        model=", ".join(sorted(fig4_paper["model"].unique())),
-        seeds_main=seeds_of.get("pfa", Missing()),
-        seeds_rest=seeds_of.get("minimum", Missing()),
-        fedavg_u=fig4_value("uniform", "fedavg"), weiavg_u=fig4_value("uniform", "weiavg"),
-        pfa_u=fig4_value("uniform", "pfa"), plus_u=fig4_value("uniform", "pfa+"),
-        fedavg_g=fig4_value("gauss", "fedavg"), weiavg_g=fig4_value("gauss", "weiavg"),
-        pfa_g=fig4_value("gauss", "pfa"), plus_g=fig4_value("gauss", "pfa+"),
-        **{f"{name}_m": across_mixtures(aggregator) for name, aggregator in (
-            ("fedavg", "fedavg"), ("weiavg", "weiavg"), ("pfa", "pfa"), ("plus", "pfa+"),
-            ("minimum", "minimum"), ("maximum", "maximum"), ("np", "np-fedavg"))})
+        **pfa_readings.figure_4_paper_tier(fig4_paper))
 
 # %% [markdown]
 # Where PFA and PFA+ end far below FedAvg and WeiAvg under the alike budgets, projecting
@@ -794,39 +583,12 @@ else:
 # many); a tier with one repeat judges none of them.
 
 # %%
-public_budgets = (None if fig4_paper_runs is None or fig4_paper_runs.empty
+public_budgets = (None if fig4_paper is None
                   else pfa_readouts.public_budgets_table(fig4_paper_runs))
-
-
-def seeds_text(frame):
-    """``seed 2`` or ``seeds 0 and 1``: the seeds of the rows of ``frame``."""
-    seeds = sorted(set(frame["seed"]))
-    return ("seed " if len(seeds) == 1 else "seeds ") + listing(seeds)
-
-
-def public_count(frame):
-    """How many public clients each setting of ``frame`` has (the same in all of them)."""
-    return len(frame["public budgets"].iloc[0].split(", "))
-
-
-def public_range(frame):
-    """(lowest, highest) public client's budget over the rows of ``frame``."""
-    return span([float(b) for listed in frame["public budgets"] for b in listed.split(", ")],
-                Missing("none"))
-
-
 if public_budgets is not None:
-    shown = public_budgets.drop(columns=["figure", "dataset"]).round(3)
-    shown[pfa_readouts.TOP_COLUMN] = shown[pfa_readouts.TOP_COLUMN].astype("string").fillna(
-        "not a mixture")
-    display(shown)
-    mixtures = public_budgets[public_budgets["distribution"].str.startswith("mixgauss")]
-    n_public = public_count(public_budgets)
-    full = mixtures[mixtures[pfa_readouts.TOP_COLUMN] >= n_public]
-    short = mixtures[mixtures[pfa_readouts.TOP_COLUMN] < n_public]
-    n_clients = int(fig4_paper_runs["n_clients"].iloc[0])
-    alike = {d: public_budgets[public_budgets["distribution"] == d]
-             for d in ("uniform", "gauss")}
+    display(pfa_readings.public_budgets_shown(public_budgets))
+    reading = pfa_readings.public_budgets_reading(
+        public_budgets, int(fig4_paper_runs["n_clients"].iloc[0]))
     say("Seed by seed (the table), PFA's accuracy follows the budgets of its {n_public} "
         "public clients, the top 10% by budget. In {n_full} of the {n_mix} mixture "
         "settings at least {n_public} clients drew their budget from the component at 10 "
@@ -846,61 +608,34 @@ if public_budgets is not None:
         "clients' budgets are {gauss_low:.1f} to {gauss_high:.1f}, about half of Uniform's "
         "{uniform_low:.1f} to {uniform_high:.1f}, and PFA ends at {pfa_gauss} against "
         "{pfa_uniform} under Uniform.",
-        n_public=n_public, n_full=len(full), n_mix=len(mixtures), n_short=len(short),
-        top=pfa_readouts.TOP_COLUMN,
-        seeds_full=seeds_text(full), seeds_short=seeds_text(short),
-        pfa_full=between(full["PFA"]), fedavg_full=between(full["FedAvg"]),
-        pfa_short=between(short["PFA"]), fedavg_short=between(short["FedAvg"]),
-        low_budgets=between(short["smallest public budget"]), n_clients=n_clients,
-        chance=pfa_readouts.short_of_public_chance("mixgauss1", n_clients),
-        gauss_low=public_range(alike["gauss"])[0], gauss_high=public_range(alike["gauss"])[1],
-        uniform_low=public_range(alike["uniform"])[0],
-        uniform_high=public_range(alike["uniform"])[1],
-        pfa_gauss=between(alike["gauss"]["PFA"]), pfa_uniform=between(alike["uniform"]["PFA"]))
-    by_count = "; ".join(
-        f"{count} ({seeds_text(group)}): WeiAvg {between(group['WeiAvg'])}, "
-        f"PFA {between(group['PFA'])}"
-        for count, group in mixtures.groupby(pfa_readouts.TOP_COLUMN))
+        **reading, top=pfa_readouts.TOP_COLUMN)
     say("WeiAvg, which weighs each update by its client's budget, follows how many clients "
         "drew from the component at 10 rather than whether the public set is full, while "
         "PFA's subspace stays that of its {n_public} public clients however many there are. "
         "By that count, over the three mixtures: {by_count}.",
-        n_public=n_public, by_count=by_count)
-    gauss = alike["gauss"]
-    rank, p_value = (stats.spearmanr(gauss["FedAvg"], gauss["smallest budget"])
-                     if len(gauss) >= 3 else (float("nan"), float("nan")))
+        n_public=reading["n_public"], by_count=pfa_readings.by_top_count(public_budgets))
+    spread = pfa_readings.fedavg_spread_under_gauss(public_budgets)
     say("FedAvg weighs every sampled client's update alike, so the smallest budget of all "
         "(the noisiest update) is the first suspect for its spread under Gauss. Seed by "
         "seed it ends at {fedavg_gauss}: {reading} (WeiAvg, which weighs the updates by "
         "budget, ends at {weiavg_gauss}).",
-        fedavg_gauss="; ".join(f"{accuracy:.2f} at seed {seed} (smallest budget {low:.2f})"
-                               for seed, accuracy, low in zip(
-                                   gauss["seed"], gauss["FedAvg"], gauss["smallest budget"],
-                                   strict=True)),
-        reading=("too few seeds to read a rank correlation" if pd.isna(rank)
-                 else f"a rank correlation of {rank:.2f} over {len(gauss)} seeds "
-                 f"(p = {p_value:.2f}), " + (
-                     "too weak to put the spread on the smallest budget" if p_value > 0.05
-                     else "so the spread goes with the smallest budget")),
-        weiavg_gauss=between(gauss["WeiAvg"]))
+        fedavg_gauss=spread["by_seed"],
+        reading=("too few seeds to read a rank correlation" if spread["rank"] is None
+                 else f"a rank correlation of {spread['rank']:.2f} over {spread['n']} seeds "
+                 f"(p = {spread['p_value']:.2f}), " + (
+                     "so the spread goes with the smallest budget" if spread["correlated"]
+                     else "too weak to put the spread on the smallest budget")),
+        weiavg_gauss=spread["weiavg"])
 
 # %%
-beside_runs = [found for found in (paper_tier_runs("fig3"), paper_tier_runs("fig8"))
-               if found is not None and not found.empty]
-if public_budgets is not None and beside_runs:
-    beside = pfa_readouts.public_budgets_table(pd.concat(beside_runs), ("fig3", "fig8"))
-    beside = beside[beside["distribution"].str.startswith("mixgauss")]
-    n_public_b = public_count(beside)
-    full_b = beside[beside[pfa_readouts.TOP_COLUMN] >= n_public_b]
-    short_b = beside[beside[pfa_readouts.TOP_COLUMN] < n_public_b]
+beside = pfa_readings.cnn_beside(tier_runs("paper", f) for f in ("fig3", "fig8"))
+if public_budgets is not None and beside is not None:
     say("The CNN settings of Figures 3 and 8 (MNIST and Fashion-MNIST, IID; MNIST "
         "non-IID) draw their MixGauss1 budgets from the same seeds, and show the same "
         "split over {n_seeds} seeds: PFA ends at {pfa_full} where the public clients all "
         "drew from the component at 10 ({seeds_full}) and at {pfa_short} where one of them did not "
         "({seeds_short}), FedAvg at {fedavg} throughout.",
-        n_seeds=beside["seed"].nunique(), pfa_full=between(full_b["PFA"]),
-        seeds_full=seeds_text(full_b), pfa_short=between(short_b["PFA"]),
-        seeds_short=seeds_text(short_b), fedavg=between(beside["FedAvg"]))
+        **beside)
 
 # %% [markdown]
 # (pfa-authors-code)=
@@ -922,10 +657,8 @@ if public_budgets is not None and beside_runs:
 # %%
 # At the paper tier the setting's own runs are the authors' 100 x 100; another tier shows
 # them beside its own where they are published.
-paper_authors = None
+paper_authors = pfa_readings.published_authors(scale, seed)
 if scale != "paper":
-    paper_authors = stored_runs(pfa.run, PAPER_GRID.tier("paper"), seed,
-                                figures=("authors",), progress=False)
     display(Markdown("Our runs at the authors' 100 x 100: " + (
         provenance_line(pfa.EXPERIMENT, paper_authors["run_key"])
         if paper_authors is not None

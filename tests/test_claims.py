@@ -445,3 +445,77 @@ def test_a_chapter_whose_own_tier_is_not_stored_is_listed_from_its_stored_tier(
     both = claims + stored_tier_claims(tmp_path, claims)
     pfa_paper = {c.claim_id: c.status for c in both if c.paper == "pfa" and c.scale == "paper"}
     assert pfa_paper == {"a": "FAILS", "d": "HOLDS"}
+
+
+def test_a_claim_quotes_the_papers_words_through_sheet_file_and_scorecard(tmp_path) -> None:
+    """The sentence a claim tests goes from the sheet to the claims file, back, to every
+    copy another tier makes of the claim, and onto its scorecard row beside its text,
+    escaped like the rest."""
+    from fedlib.verdicts.claims import aligned_tiers, load_claims, quoted, stored_tier_claims
+
+    said = quoted(("PFA+ attains a model performance <very> close to PFA", "Section 5.2.1"))
+    assert said == "\u201cPFA+ attains a model performance <very> close to PFA\u201d, Section 5.2.1"
+    sheet = ClaimSheet("pfa", "quick")
+    sheet.exact("a", True, "first", "1.0", quote=said)
+    sheet.not_run("b", "second", "no runs", quote=quoted(("x", "Section 1"), ("y", "Sec. 2")))
+    from fedlib.verdicts.compare import Verdict
+
+    sheet.judged("c", Verdict("HOLDS", "e"), "third", origin="companion")
+    assert [c.quote for c in sheet][2] == ""
+    write_claims(tmp_path / "pfa.json", sheet.claims)
+    back = load_claims(tmp_path / "pfa.json")
+    assert back == sheet.claims and back[0].quote == said
+    # a claims file written before the field existed reads as quoting nothing
+    (tmp_path / "old.json").write_text('[{"paper": "pfa", "claim_id": "a", "status": "HOLDS", '
+                                       '"text": "t", "evidence": "e"}]')
+    assert load_claims(tmp_path / "old.json")[0].quote == ""
+    # the copies other tiers make keep it
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "pfa.missing").write_text("3 of 9 runs are not stored")
+    stored = stored_tier_claims(tmp_path, back)
+    assert {(c.scale, c.quote) for c in stored if c.claim_id == "a"} == {("paper", said)}
+    aligned = aligned_tiers([*back, Claim("pfa", "d", "HOLDS", "t", "e", scale="paper",
+                                          quote=said)])
+    assert next(c for c in aligned if c.claim_id == "d" and c.scale == "quick").quote == said
+    page = scorecard_markdown(back)
+    row = next(line for line in page.splitlines() if 'id="claim-pfa-a"' in line)
+    assert row.index('<p class="claim-text">first</p>') < row.index('class="claim-quote"')
+    assert row.index('class="claim-quote"') < row.index("<details>")
+    assert ("In the paper's words: \u201cPFA+ attains a model performance &lt;very&gt; "
+            "close to PFA\u201d, Section 5.2.1") in row
+    assert 'class="claim-quote"' not in next(line for line in page.splitlines()
+                                             if 'id="claim-pfa-c"' in line)
+
+
+def test_a_quote_is_a_string_and_a_finding_of_the_companion_quotes_no_one() -> None:
+    from fedlib.verdicts.claims import quoted
+
+    with pytest.raises(TypeError, match="quote must be a string"):
+        Claim("pfa", "a", "HOLDS", "t", "e", quote=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finding of the companion"):
+        Claim("pfa", "a", "HOLDS", "t", "e", origin="companion", quote="\u201cx\u201d, S 1")
+    with pytest.raises(ValueError, match="needs words and where they are"):
+        quoted(("some words", ""))
+
+
+def test_the_sheet_fills_in_what_the_metric_resolves() -> None:
+    """A margin's rationale may hold the mark of what the metric resolves, which only the
+    claim's runs can tell: the sheet fills it in, refuses to record it unfilled, and,
+    where a claim of several comparisons dropped the rationales, closes the evidence with
+    it."""
+    from fedlib.verdicts.claims import RESOLUTION
+    from fedlib.verdicts.compare import Comparison, combine
+
+    why = f"1 point, far above what the metric resolves ({RESOLUTION})"
+    single = Comparison("accuracy", "A", "B", "greater", 0.01, why).judge(
+        {0: 0.9, 1: 0.91, 2: 0.92}, {0: 0.5, 1: 0.52, 2: 0.51})
+    sheet = ClaimSheet("pfa", "quick")
+    with pytest.raises(ValueError, match="still holds the mark"):
+        sheet.judged("a", single, "t")
+    claim = sheet.judged("a", single, "t", resolution="1/2,000 per test example")
+    assert "(1 point, far above what the metric resolves (1/2,000 per test example))" in (
+        claim.evidence) and RESOLUTION not in claim.evidence
+    both = combine([("x", single), ("y", single)])
+    claim = sheet.judged("b", both, "t", resolution="1/2,000 per test example")
+    assert claim.evidence.endswith("; what the metric resolves: 1/2,000 per test example")
+    assert sheet.judged("c", both, "t").evidence == both.evidence

@@ -220,5 +220,6 @@ def test_a_combined_claims_evidence_unfolds_one_part_a_line() -> None:
                if line.startswith('<div class="claim"'))
     assert "<p><strong>quick:</strong> eps=10: HOLDS (A 0.503, B 1.003, difference" in row
     assert "<br>eps=100: FAILS (the arms tie within the margin" in row
-    assert ('quick: <span class="value">0.000 [0.000, 0.000]</span> margin 0.02 \u00b7 '
+    # A difference the same at every seed is written as exact, not as an interval.
+    assert ('quick: <span class="value">0.000 exactly</span> margin 0.02 \u00b7 '
             "eps=100: A minus B</span>") in row

@@ -40,7 +40,7 @@ benchmark tool."""
 FOLDERS = {"data", "nn", "privacy", "papers", "frontier", "runs", "verdicts", "render"}
 
 PRESENTATION_ROLES = {"claims", "readouts", "notes", "figures", "paper_tier", "studies", "tuned",
-                      "noise_probe", "tables"}
+                      "noise_probe", "tables", "readings"}
 """A paper folder's modules that present results (the rest compute them)."""
 
 

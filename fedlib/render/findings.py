@@ -36,8 +36,11 @@ from fedlib.verdicts.claims import (
 from fedlib.verdicts.compare import FAILS, HOLDS, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, STATUSES
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|inf|nan)"
-_EST = (rf"(?P<mean>{_NUM}) \[(?P<low>{_NUM}), (?P<high>{_NUM})\] "
-        r"\((?P<n>n=\d+ [a-z ]+?), \d+% interval\)")
+_EST = (rf"(?:(?P<mean>{_NUM}) \[(?P<low>{_NUM}), (?P<high>{_NUM})\] "
+        r"\((?P<n>n=\d+ [a-z ]+?), \d+% interval\)"
+        rf"|(?P<exact>{_NUM}) exactly \(the same in all (?P<exact_n>\d+ [a-z ]+?)\))")
+"""An estimate as :meth:`fedlib.verdicts.compare.Estimate.text` writes it: a mean and its
+interval, or an exact value (the same at every seed)."""
 _FULL = re.compile(rf"claim (?P<stmt>[^;]+?) (?P<op>[<>]) (?P<bound>{_NUM}); "
                    rf"(?P<arms>[^;]+); difference {_EST}; margin (?P<margin>{_NUM})")
 _BRIEF = re.compile(rf"(?P<a>[^;:()|]+?) {_NUM}, (?P<b>[^;:()|]+?) {_NUM}, "
@@ -176,14 +179,18 @@ def measures(evidence: str, status: str) -> list[Measure]:
         parts = stacks.get(start, [])
         part_status = parts[-1][1] if parts else status
         labels = [label for label, _ in parts]
-        mean, low, high = (float(match[k]) for k in ("mean", "low", "high"))
+        if match["exact"] is not None:
+            mean = low = high = float(match["exact"])
+            text, n = f"{match['exact']} exactly", f"n={match['exact_n']}"
+        else:
+            mean, low, high = (float(match[k]) for k in ("mean", "low", "high"))
+            text, n = f"{match['mean']} [{match['low']}, {match['high']}]", match["n"]
         margin = abs(float(match["margin"]))
-        text = f"{match['mean']} [{match['low']}, {match['high']}]"
         if kind == "within":
             target = float(match["target"])
             what = match["what"]
             out.append(Measure(part_status, _where(labels, what), what, mean, low, high,
-                               text, match["n"], margin, (target - margin, target + margin),
+                               text, n, margin, (target - margin, target + margin),
                                band=True, depth=len(parts)))
             continue
         if kind == "full":
@@ -198,7 +205,7 @@ def measures(evidence: str, status: str) -> list[Measure]:
             what = f"{match['a'].strip()} minus {match['b'].strip()}"
             bounds = (margin, -margin) if margin else (0.0,)
         out.append(Measure(part_status, _where(labels, what), what, mean, low, high, text,
-                           match["n"], margin, bounds, depth=len(parts)))
+                           n, margin, bounds, depth=len(parts)))
     return out
 
 

@@ -13,7 +13,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,6 +57,31 @@ ORIGINS = ("paper", "companion")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
+RESOLUTION = "{resolution}"
+"""Where a margin's rationale says what the metric resolves (how far one test example, one
+grid step or one seed moves it), which only the runs a claim reads can tell: a chapter
+writes this mark in the rationale and :meth:`ClaimSheet.judged` fills it in from
+``resolution`` (it refuses evidence that still holds the mark)."""
+
+
+def quoted(*passages: tuple[str, str]) -> str:
+    """A claim's :attr:`Claim.quote`: the paper's words, each ``(words, where)`` set in
+    quotation marks and followed by where they are (``“...”, Section 5.2.1``), joined by
+    semicolons. Words left out of a passage are marked ``...`` in ``words``, which are
+    otherwise the paper's own, as its text has them.
+
+    Examples
+    --------
+    >>> quoted(("PFA+ attains a model performance very close to PFA", "Section 5.2.1"))
+    '“PFA+ attains a model performance very close to PFA”, Section 5.2.1'
+    """
+    for words, where in passages:
+        if not words.strip() or not where.strip():
+            raise ValueError(f"a quoted passage needs words and where they are, got "
+                             f"{(words, where)!r}")
+    return "; ".join(f"\u201c{words}\u201d, {where}" for words, where in passages)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper and the verdict of this reproduction.
@@ -84,7 +109,13 @@ class Claim:
         companion, listed apart and not tallied).
     restated
         For a claim stated differently than before: what it said before and why it
-        changed (empty otherwise).
+        changed (empty otherwise); also where the claim tests less or other than the
+        sentence it quotes, and why.
+    quote
+        The paper's own words the claim tests, in quotation marks, with where they are
+        (e.g. ``“... fluctuates around 0.1 in Fig. 3(c).”, Section 5.2.1``, as
+        :func:`quoted` sets them); words left out are marked ``...``. Empty for a finding
+        of the companion, which quotes no one.
     """
 
     paper: str
@@ -96,8 +127,12 @@ class Claim:
     scale: str = ""
     origin: str = "paper"
     restated: str = ""
+    quote: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.quote, str):
+            raise TypeError(f"quote must be a string (the paper's words, or empty), got "
+                            f"{self.quote!r}")
         if self.paper not in CHAPTERS:
             raise ValueError(f"unknown paper id {self.paper!r}; valid ids: {', '.join(CHAPTERS)}")
         if self.paper in COMPANION_CHAPTERS and self.origin != "companion":
@@ -113,6 +148,9 @@ class Claim:
         if self.scale not in ("", *SCALES):
             raise ValueError(f"scale must be a run tier ({', '.join(SCALES)}) or empty, "
                              f"got {self.scale!r}")
+        if self.quote and self.origin == "companion":
+            raise ValueError(f"claim {self.claim_id!r} is a finding of the companion: it "
+                             "quotes no sentence of the paper (leave quote empty)")
 
 
 class ClaimSheet:
@@ -126,6 +164,9 @@ class ClaimSheet:
     - :meth:`exact` records a claim with no randomness in it (a closed form, an
       accountant's number), decided by a plain True or False;
     - :meth:`not_run` records a claim that could not be evaluated, saying why.
+
+    Each takes the paper's value (``paper_value``), the sentence of the paper the claim
+    tests (``quote``), its origin and, for a restated claim, what changed (``restated``).
 
     Examples
     --------
@@ -143,35 +184,53 @@ class ClaimSheet:
         self.claims: list[Claim] = []
 
     def _record(self, claim_id: str, status: str, text: str, evidence: str,
-                paper_value: str, origin: str, restated: str) -> Claim:
+                paper_value: str, origin: str, restated: str, quote: str) -> Claim:
+        if RESOLUTION in evidence:
+            raise ValueError(f"the evidence of claim {claim_id!r} still holds the mark "
+                             f"{RESOLUTION}: give judged() the resolution= its margin's "
+                             "rationale asks for")
         claim = Claim(paper=self.paper, claim_id=claim_id, status=status, text=text,
                       evidence=evidence, paper_value=paper_value, scale=self.scale,
-                      origin=origin, restated=restated)
+                      origin=origin, restated=restated, quote=quote)
         if any(c.claim_id == claim_id for c in self.claims):
             raise ValueError(f"claim id {claim_id!r} is already on the {self.paper} sheet")
         self.claims.append(claim)
         return claim
 
     def judged(self, claim_id: str, verdict: Verdict, text: str, *, paper_value: str = "",
-               origin: str = "paper", restated: str = "", context: str = "") -> Claim:
-        """Record a verdict on noisy runs; ``context`` is put before its evidence."""
+               origin: str = "paper", restated: str = "", context: str = "",
+               quote: str = "", resolution: str = "") -> Claim:
+        """Record a verdict on noisy runs; ``context`` is put before its evidence.
+
+        ``resolution`` is what the metric the claim compares resolves on the runs it reads
+        (how far one test example moves it, over how many seeds): it takes the place of
+        every :data:`RESOLUTION` mark in the evidence (a margin's rationale), and where
+        the evidence holds none (a claim of several comparisons lists each by its numbers,
+        without its margin's rationale) it closes the evidence, so that every margin is
+        read beside what the metric resolves."""
         evidence = f"{context}; {verdict.evidence}" if context else verdict.evidence
+        if resolution and RESOLUTION in evidence:
+            evidence = evidence.replace(RESOLUTION, resolution)
+        elif resolution:
+            evidence = f"{evidence}; what the metric resolves: {resolution}"
         return self._record(claim_id, verdict.status, text, evidence, paper_value, origin,
-                            restated)
+                            restated, quote)
 
     def exact(self, claim_id: str, holds: bool, text: str, evidence: str, *,
-              paper_value: str = "", origin: str = "paper", restated: str = "") -> Claim:
+              paper_value: str = "", origin: str = "paper", restated: str = "",
+              quote: str = "") -> Claim:
         """Record a claim with no randomness in it, HOLDS or FAILS by ``holds``."""
         if not isinstance(holds, bool | np.bool_):
             raise TypeError(f"holds must be a bool, got {holds!r}")
         return self._record(claim_id, HOLDS if holds else FAILS, text,
                             "exact (no randomness): " + evidence, paper_value, origin,
-                            restated)
+                            restated, quote)
 
     def not_run(self, claim_id: str, text: str, reason: str, *, paper_value: str = "",
-                origin: str = "paper", restated: str = "") -> Claim:
+                origin: str = "paper", restated: str = "", quote: str = "") -> Claim:
         """Record a claim that could not be evaluated; ``reason`` says why."""
-        return self._record(claim_id, NOT_RUN, text, reason, paper_value, origin, restated)
+        return self._record(claim_id, NOT_RUN, text, reason, paper_value, origin, restated,
+                            quote)
 
     def extend(self, claims: Iterable[Claim]) -> None:
         """Add claims evaluated elsewhere (they must be of this paper)."""
@@ -367,9 +426,7 @@ def _unstored_tier_claims(folder: Path) -> dict[str, list[Claim]]:
         except ScorecardError:
             continue
         reason = f"the {tier} tier's runs are not all stored: {marker.read_text().strip()}"
-        found[paper] = [Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
-                              text=c.text, evidence=reason, paper_value=c.paper_value,
-                              scale=tier, origin=c.origin, restated=c.restated)
+        found[paper] = [replace(c, status=NOT_RUN, evidence=reason, scale=tier)
                         for c in at_stored if c.paper == paper]
     return found
 
@@ -395,19 +452,16 @@ def stored_tier_claims(folder: Path, main: Sequence[Claim]) -> list[Claim]:
             stored = load_claims(path)
             ids = {c.claim_id for c in stored}
             claims.extend(stored)
-            claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN",
-                                text=c.text, evidence=f"not evaluated at the {STORED_TIER} "
-                                "tier: its grid (named in the chapter) does not run the "
-                                "setting this claim reads", paper_value=c.paper_value,
-                                scale=STORED_TIER, origin=c.origin, restated=c.restated)
+            claims.extend(replace(c, status=NOT_RUN, evidence=f"not evaluated at the "
+                                  f"{STORED_TIER} tier: its grid (named in the chapter) "
+                                  "does not run the setting this claim reads",
+                                  scale=STORED_TIER)
                           for c in mine if c.claim_id not in ids)
             continue
         reason = (f"the {STORED_TIER} tier is not published: {marker.read_text().strip()}"
                   if marker.is_file() else
                   f"the {STORED_TIER} tier was not rendered in this build")
-        claims.extend(Claim(paper=c.paper, claim_id=c.claim_id, status="NOT-RUN", text=c.text,
-                            evidence=reason, paper_value=c.paper_value, scale=STORED_TIER,
-                            origin=c.origin, restated=c.restated)
+        claims.extend(replace(c, status=NOT_RUN, evidence=reason, scale=STORED_TIER)
                       for c in mine)
     return claims
 
@@ -515,11 +569,9 @@ def aligned_tiers(claims: Sequence[Claim]) -> list[Claim]:
         for group in by_claim(mine):
             have = {c.scale for c in group}
             first = group[0]
-            out.extend(Claim(paper=paper, claim_id=first.claim_id, status=NOT_RUN,
-                             text=first.text, evidence=f"not evaluated at the {tier} tier: "
-                             "its chapter does not read this claim there",
-                             paper_value=first.paper_value, scale=tier, origin=first.origin,
-                             restated=first.restated)
+            out.extend(replace(first, status=NOT_RUN, evidence=f"not evaluated at the "
+                               f"{tier} tier: its chapter does not read this claim there",
+                               scale=tier)
                        for tier in tiers if tier not in have)
     return out
 

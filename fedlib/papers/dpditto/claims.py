@@ -29,9 +29,10 @@ from fedlib.papers.dpditto.readouts import (
     read_panel,
     tuned_lambda,
 )
-from fedlib.verdicts.claims import Claim, ClaimSheet
+from fedlib.verdicts.claims import RESOLUTION, Claim, ClaimSheet, quoted
 from fedlib.verdicts.compare import (
     NOT_RUN,
+    NOT_TESTABLE,
     Comparison,
     Trivial,
     Verdict,
@@ -92,7 +93,39 @@ ACCURACY_MARGIN = 0.01
 """One point of test accuracy: the resolution of the paper's accuracy curves."""
 
 
-ACCURACY_WHY = "one point of test accuracy, about what the paper's accuracy curves resolve"
+ACCURACY_WHY = ("one point of test accuracy, about what the paper's accuracy curves resolve; "
+                f"the metric itself resolves far finer ({RESOLUTION}), so the margin is the "
+                "paper's curves' resolution, not the metric's")
+
+
+def accuracy_resolution(sizes: Sequence[int] | None) -> str:
+    """What a panel's test accuracy resolves, from its clients' test-set sizes (``sizes``,
+    one per client, :func:`fedlib.papers.dpditto.readouts.test_sizes`): the accuracy of a
+    run is the mean over the N clients of each client's accuracy on its n_i test examples,
+    so one example moves it by 1/(N n_i); a compared value averages runs over T and the
+    seeds. The margins' rationales quote it in place of their
+    :data:`~fedlib.verdicts.claims.RESOLUTION` mark."""
+    if sizes is None or len(sizes) == 0:
+        return "the clients' test-set sizes were not given to this evaluation"
+    n = np.asarray(sizes, dtype=int)
+    clients, low, high = len(n), int(n.min()), int(n.max())
+    def small(x: float) -> str:
+        return np.format_float_positional(x, precision=2, fractional=False)
+
+    if low == high:
+        step = (f"one of a client's {low:,} test examples moves its accuracy by 1/{low:,} and "
+                f"the mean over the {clients} clients by 1/{clients * low:,} = "
+                f"{small(1 / (clients * low))}")
+    else:
+        step = (f"one of a client's {low:,} to {high:,} test examples moves its accuracy by "
+                f"1/n_i and the mean over the {clients} clients by 1/({clients} n_i), "
+                f"{small(1 / (clients * high))} to {small(1 / (clients * low))}")
+    return step + "; a compared value averages that over T and the seeds"
+
+
+CONTINUOUS = ("a spread of real-valued training losses has no counting step, and the "
+              "float computation resolves it far below any margin")
+"""What the std of the training losses, and the loss itself, resolve."""
 
 
 FAIRNESS_MARGIN = 0.05
@@ -101,25 +134,39 @@ smallest gain the paper reports (32.71% in variance is about 18% in std)."""
 
 
 FAIRNESS_WHY = ("5% of the std, a quarter of the paper's smallest fairness gain (32.71% of "
-                "the variance is about 18% of the std)")
+                f"the variance is about 18% of the std): a margin in the paper's terms, "
+                f"not a resolution ({CONTINUOUS})")
 
 
 LOSS_MARGIN = 0.01
 """A loss difference of 1% of the loss itself: too small to see on a loss-vs-T plot."""
 
 
-LOSS_WHY = "1% of the mean loss on the curve, too small to see on a plot of loss vs T"
+LOSS_WHY = ("1% of the mean loss on the curve, too small to see on a plot of loss vs T: a "
+            f"margin in the paper's plots' terms, not a resolution ({CONTINUOUS})")
 
 
 STEP_MARGIN = 0.5
 """Half a grid step: an optimum that moves by a whole grid point or more."""
 
 
-STEP_WHY = "half a grid step: the optimum must move by at least one grid point"
+STEP_WHY = ("half a grid step: the optimum must move by at least one grid point, the least "
+            "move the grid can show (each seed's optimum is a grid point, so it moves in "
+            "whole steps, and a mean over the seeds in steps of one over their number)")
 
 
 RHO_MARGIN = 0.5
 """A strong rank correlation (the usual boundary of a strong Spearman correlation)."""
+
+
+def rho_why(points: int) -> str:
+    """Why :data:`RHO_MARGIN`, with what Spearman's correlation resolves over ``points``
+    grid values: it is 1 - 6 sum(d^2) / (m (m^2 - 1)) with sum(d^2) even, so it moves in
+    steps of 12 / (m (m^2 - 1))."""
+    step = (f"over {points} grid values it moves in steps of 12/({points}({points}^2 - 1)) = "
+            f"{12 / (points * (points ** 2 - 1)):.3f}" if points >= 2
+            else f"over {points} grid value it is not defined")
+    return f"a strong rank correlation, the usual boundary of a strong one ({step})"
 
 
 CHANCE = Trivial("chance accuracy with ten classes", 0.1, higher_is_better=True,
@@ -228,21 +275,78 @@ def best_fairness(runs: pd.DataFrame, panel: str, epsilons: Sequence[float]) -> 
     return _with(combine(parts), shown)
 
 
-def _tuned_index(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.Series:
+def optima(table: pd.DataFrame, *, lower_is_better: bool, open_edges: tuple[bool, bool]
+           ) -> tuple[pd.Series, pd.Series]:
+    """Per row (seed) of ``table``, whose columns are a grid's points in order: the column
+    position of the best value, and the open edge it sits on (``"low"`` or ``"high"``, an
+    edge the grid could extend beyond: ``open_edges`` for its low and its high end; ``""``
+    inside the grid or at a closed edge, a natural bound)."""
+    values = table.to_numpy(dtype=float)
+    best = (np.argmin if lower_is_better else np.argmax)(values, axis=1)
+    last = values.shape[1] - 1
+    edge = ["low" if i == 0 and open_edges[0] else "high" if i == last and open_edges[1]
+            else "" for i in best]
+    return (pd.Series(best.astype(float), index=table.index),
+            pd.Series(edge, index=table.index, dtype=object))
+
+
+def on_open_edge(what: str, grid: Sequence[float], index: pd.Series, edge: pd.Series,
+                 name: str) -> str:
+    """Where ``what`` sits on an open edge of ``grid`` (``index`` and ``edge`` per seed,
+    :func:`optima`), in words (``""`` when it sits on none): the grid point, which edge,
+    and on which seeds."""
+    found = edge[edge != ""]
+    if found.empty:
+        return ""
+    parts = []
+    for side in ("low", "high"):
+        seeds = sorted(found.index[found == side])
+        if seeds:
+            point = grid[0] if side == "low" else grid[-1]
+            parts.append(f"{name}={point:g}, the grid's {'lowest' if side == 'low' else 'highest'}"
+                         f" (an open {side} edge), on seed{'s' if len(seeds) > 1 else ''} "
+                         + ", ".join(str(int(seed)) for seed in seeds))
+    return f"{what} sits at " + " and at ".join(parts)
+
+
+def edge_verdict(quantity: str, edges: Sequence[str]) -> Verdict:
+    """NOT-TESTABLE: an optimum the claim reads sits on an open edge of its grid
+    (``edges``, from :func:`on_open_edge`), so where it lies is not known."""
+    return Verdict(NOT_TESTABLE, f"{quantity}: " + "; ".join(edges) + ": the optimum may lie "
+                   "beyond the grid, so the grid cannot place it",
+                   "; ".join(edges) + ", an optimum the grid cannot place")
+
+
+LAMBDA_EDGES = (True, True)
+"""The edges of the lambda grid in (0, 1) DP-Ditto is tuned over: both open. Below its
+lowest value the limit lambda -> 0 is not in it (lambda = 0, the local models, is left out
+by design), and between its highest and 1 it could go on."""
+
+
+def _tuned(runs: pd.DataFrame, panel: str, epsilon: float
+           ) -> tuple[pd.Series, pd.Series, list[float]]:
     """Per seed, the grid index of DP-Ditto's lambda in (0, 1) with the best accuracy
-    (mean over T)."""
+    (mean over T) and the open edge it sits on (:func:`optima`); and the grid."""
     sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
                & (runs["epsilon"] == epsilon) & (runs["lam"] > 0) & (runs["lam"] < 1)]
-    grid = sorted(sel["lam"].unique())
-    best = sel.groupby(["seed", "lam"])["accuracy"].mean().unstack("lam").idxmax(axis=1)
-    return best.map(grid.index).astype(float)
+    table = sel.groupby(["seed", "lam"])["accuracy"].mean().unstack("lam")
+    index, edge = optima(table, lower_is_better=False, open_edges=LAMBDA_EDGES)
+    return index, edge, [float(lam) for lam in table.columns]
 
 
 def smaller_lambda(runs: pd.DataFrame, panel: str, lo: float, hi: float) -> Verdict:
-    """The tuned lambda is lower, by a grid point or more, at the smaller epsilon."""
-    return Comparison("grid index of the tuned lambda in (0, 1)", f"eps={lo:g}", f"eps={hi:g}",
-                      "less", STEP_MARGIN, STEP_WHY).judge(_tuned_index(runs, panel, lo),
-                                                           _tuned_index(runs, panel, hi))
+    """The tuned lambda is lower, by a grid point or more, at the smaller epsilon; not
+    testable where a tuned lambda sits on an open edge of its grid (:data:`LAMBDA_EDGES`):
+    the grid does not then say where the optimum lies."""
+    quantity = "grid index of the tuned lambda in (0, 1)"
+    (a, a_edge, grid), (b, b_edge, _) = _tuned(runs, panel, lo), _tuned(runs, panel, hi)
+    edges = [e for e in (on_open_edge(f"at eps={eps:g} the tuned lambda", grid, index, edge,
+                                      "lambda")
+                         for eps, index, edge in ((lo, a, a_edge), (hi, b, b_edge))) if e]
+    if edges:
+        return edge_verdict(quantity, edges)
+    return Comparison(quantity, f"eps={lo:g}", f"eps={hi:g}", "less", STEP_MARGIN,
+                      STEP_WHY).judge(a, b)
 
 
 def _method(runs: pd.DataFrame, panel: str, method: str, **where: float) -> pd.DataFrame:
@@ -350,19 +454,29 @@ def _gaps(runs: pd.DataFrame, panel: str, lam: float, epsilons: Sequence[float]
 
 
 def falls_along(quantity: str, values: dict[float, pd.Series], margin: float, why: str,
-                label: Callable[[float], str]) -> Verdict:
+                label: Callable[[float], str], edges: Mapping[float, str] | None = None
+                ) -> Verdict:
     """``values`` (keyed by grid point, in order) fall along the grid: the last is below
-    the first by more than ``margin``, and no step rises by ``margin`` or more."""
+    the first by more than ``margin``, and no step rises by ``margin`` or more. Where the
+    values are optima read off another grid, ``edges`` says, per point, where its optimum
+    sits on an open edge of that grid (``""`` or absent: it does not): each part that
+    reads such a point is NOT-TESTABLE, the optimum possibly lying beyond the grid."""
     points = sorted(values)
     if len(points) < 2:
         return Verdict(NOT_RUN, f"{quantity}: fewer than two grid points")
+    edges = edges or {}
+
+    def part(a: float, b: float, verdict: Callable[[], Verdict]) -> Verdict:
+        found = [edges[p] for p in (a, b) if edges.get(p)]
+        return edge_verdict(quantity, found) if found else verdict()
+
     first, last = points[0], points[-1]
-    parts = [(f"{label(first)} to {label(last)}", Comparison(
+    parts = [(f"{label(first)} to {label(last)}", part(first, last, lambda: Comparison(
         quantity, label(last), label(first), "less", margin, why).judge(
-        values[last], values[first]))]
-    parts += [(f"{label(a)} to {label(b)} (no rise)", Comparison(
+        values[last], values[first])))]
+    parts += [(f"{label(a)} to {label(b)} (no rise)", part(a, b, lambda a=a, b=b: Comparison(
         quantity, f"{label(a)} plus the margin", label(b), "greater", 0.0,
-        "no step may rise by the margin or more").judge(values[a] + margin, values[b]))
+        "no step may rise by the margin or more").judge(values[a] + margin, values[b])))
         for a, b in zip(points, points[1:], strict=False)]
     return combine(parts)
 
@@ -425,7 +539,7 @@ def smaller_lambda_fairer(runs: pd.DataFrame, panel: str, epsilon: float) -> Ver
                                                             method="spearman"), axis=1)
     return Comparison("Spearman correlation of lambda and the std of training losses "
                       "(mean over T)", "measured", "no correlation", "greater", RHO_MARGIN,
-                      "a strong rank correlation").judge(rho, 0 * rho)
+                      rho_why(table.shape[1])).judge(rho, 0 * rho)
 
 
 def fairness_wave(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
@@ -455,36 +569,148 @@ def fairness_wave(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
                     ("degrades again", step(trough, ts[-1], "greater"))])
 
 
-def _argmin_index(table: pd.DataFrame) -> pd.Series:
-    """Per row (seed), the column position of the smallest value."""
-    return pd.Series(np.argmin(table.to_numpy(), axis=1).astype(float), index=table.index)
+FAIRNESS_LAMBDA_EDGES = (True, False)
+"""The edges of the lambda grid in (0, 1] the fairness-optimal lambda is read over: its
+lowest value is an open edge (the limit lambda -> 0 is not in it), lambda = 1 a natural
+bound."""
 
 
 def optimal_lambda_falls(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
-    """Fig. 7(a): per seed, the lambda in (0, 1] with the lowest std falls as T grows."""
+    """Fig. 7(a): per seed, the lambda in (0, 1] with the lowest std falls as T grows; a
+    part that reads an optimum on the grid's open edge (:data:`FAIRNESS_LAMBDA_EDGES`) is
+    not testable."""
     sel = _lambda_runs(runs, panel, epsilon)
     sel = sel[sel["lam"] > 0]
-    per_t = {int(t): _argmin_index(g.groupby(["seed", "lam"])["fairness"].mean()
-                                   .unstack("lam"))
-             for t, g in sel.groupby("rounds")}
-    return falls_along("grid index of the fairness-optimal lambda in (0, 1]",
-                       {float(t): v for t, v in per_t.items()}, STEP_MARGIN, STEP_WHY,
-                       lambda t: f"T={t:g}")
+    per_t, edges = {}, {}
+    for t, g in sel.groupby("rounds"):
+        table = g.groupby(["seed", "lam"])["fairness"].mean().unstack("lam")
+        index, edge = optima(table, lower_is_better=True, open_edges=FAIRNESS_LAMBDA_EDGES)
+        per_t[float(t)] = index
+        edges[float(t)] = on_open_edge(f"at T={int(t)} the fairness-optimal lambda",
+                                       [float(lam) for lam in table.columns], index, edge,
+                                       "lambda")
+    return falls_along("grid index of the fairness-optimal lambda in (0, 1]", per_t,
+                       STEP_MARGIN, STEP_WHY, lambda t: f"T={t:g}", edges)
 
 
 def optimal_rounds_rise(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
     """Fig. 7(b): per seed, the T with the lowest loss rises as lambda falls (falls as
-    lambda grows)."""
+    lambda grows); a part that reads an optimum on an open edge of the T grid (its
+    largest T, and its smallest unless that is T = 1, a bound) is not testable."""
     sel = _lambda_runs(runs, panel, epsilon)
     sel = sel[sel["lam"] > 0]
-    per_lam = {float(lam): _argmin_index(g.groupby(["seed", "rounds"])["loss"].mean()
-                                         .unstack("rounds"))
-               for lam, g in sel.groupby("lam")}
+    per_lam, edges = {}, {}
+    for lam, g in sel.groupby("lam"):
+        table = g.groupby(["seed", "rounds"])["loss"].mean().unstack("rounds")
+        rounds = [float(t) for t in table.columns]
+        index, edge = optima(table, lower_is_better=True, open_edges=(min(rounds) > 1, True))
+        per_lam[float(lam)] = index
+        edges[float(lam)] = on_open_edge(f"at lambda={lam:g} the loss-optimal T", rounds,
+                                         index, edge, "T")
     return falls_along("grid index of the loss-optimal T", per_lam, STEP_MARGIN, STEP_WHY,
-                       lambda lam: f"lambda={lam:g}")
+                       lambda lam: f"lambda={lam:g}", edges)
 
 
 FIG34_SOURCE = "Section VI-A, Figs. 3 and 4"
+
+
+LOST = " (its symbols lost from the text we have)"
+"""Said after where a quoted passage is when the text dropped its symbols (epsilon,
+lambda, T and their values): the words around them are quoted as they are."""
+
+
+BEST_WORDS = ("DP-Ditto (with under , or under ) provides the best accuracy and fairness "
+              "compared to the privacy-enhanced benchmarks (i.e., FedAMP, pFedMe, APPLE, and "
+              "FedALA)", FIG34_SOURCE + LOST)
+"""The paper's sentence of Figures 3 and 4: DP-Ditto best in accuracy and fairness."""
+
+
+FIG34_WORDS = {
+    "ditto-best-accuracy": (BEST_WORDS,),
+    "ditto-best-fairness": (BEST_WORDS,),
+    "smaller-lambda-at-smaller-eps": ((
+        "the testing accuracy and fairness of DP-Ditto can be maintained even under high "
+        "privacy requirements (e.g., ). This is achieved by configuring a smaller when is "
+        "smaller (i.e., is higher)", FIG34_SOURCE + LOST),),
+    "baselines-degrade": ((
+        "By contrast, the benchmarks degrade significantly when is small (e.g., ) and/or is "
+        "large because of their susceptibility to the DP noises.", FIG34_SOURCE + LOST),),
+    "baselines-fall-in-T": ((
+        "As grows, the testing accuracy decreases under FedALA and FedAMP", FIG34_SOURCE + LOST),),
+    "apple-peaks-in-T": ((
+        "As grows, the testing accuracy ... increases when and then decreases under APPLE.",
+        FIG34_SOURCE + LOST),),
+}
+"""The paper's words each claim of Figures 3 and 4 tests (``(words, where)`` passages)."""
+
+
+PFEDME_WORDS = ("Moreover, the testing accuracy of pFedMe decreases under the CNN model on the "
+                "FMNIST and CIFAR10 datasets.", FIG34_SOURCE)
+"""Added to the falling baselines' words on a CNN panel, where the paper names pFedMe."""
+
+
+HEADLINE_WORDS = ("DP-Ditto can surpass the DP-perturbed versions of the state-of-the-art PFL "
+                  "models, such as FedAMP, pFedMe, APPLE, and FedALA, by over in fairness and "
+                  "in accuracy.", "Abstract (its numbers lost from the text we have)")
+"""The headline, as the abstract has it."""
+
+
+FIG5_WORDS = {
+    "approaches-noiseless": ((
+        "Figs. 5(a)\u20135(d) show that the training loss decreases and eventually approaches "
+        "the case with no DP (i.e., ), as increases.", "Section VI-B, Fig. 5" + LOST),),
+    "critical-T": ((
+        "However, when both and are small, the training loss of PL decreases initially due "
+        "to the benefits of generalization brought from FL. Once exceeds a certain critical "
+        "value, the accumulated impact of the DP noises outweighs the benefits of "
+        "generalization, leading to a degradation in PL performance.",
+        "Section VI-B, Fig. 5" + LOST),),
+}
+"""The paper's words each claim of Figure 5 tests."""
+
+
+FIG6_ACCURACY_WORDS = ("Fig. 6(a) shows the model accuracy increases with when , but "
+                       "increases first and then decreases when .",
+                       "Section VI-C, Fig. 6(a)" + LOST)
+"""Figure 6(a)'s sentence: accuracy in T for small and for large lambda."""
+
+
+LAMBDA_WORDS = {
+    "small-lambda-rises": (FIG6_ACCURACY_WORDS,),
+    "large-lambda-peaks": (FIG6_ACCURACY_WORDS,),
+    "smaller-lambda-fairer": ((
+        "The PL model with a smaller offers better fairness.",
+        "Section VI-C, Fig. 6(b)" + LOST),),
+    "fairness-degrades-improves-degrades": ((
+        "The fairness of the PL models first degrades and then improves, and then degrades "
+        "again as rises.", "Section VI-C, Fig. 6(b)" + LOST),),
+    "optimal-lambda-falls": ((
+        "Fig. 7(a) shows that the optimal decreases as increases.",
+        "Section VI-C, Fig. 7(a)" + LOST),),
+    "optimal-T-rises": ((
+        "Given , the training loss decreases as decreases. Moreover, the optimal increases "
+        "as decreases.", "Section VI-C, Fig. 7(b)" + LOST),),
+}
+"""The paper's words each claim of Figures 6 and 7 tests."""
+
+
+CIFAR_WORDS = ("We compare the accuracy and fairness between the proposed DP-Ditto and the "
+               "benchmarks, ... under different values (i.e., , ) and datasets (i.e., MNIST, "
+               "FMNIST, and CIFAR10).", "Section VI-A" + LOST)
+"""The comparison's sentence naming CIFAR-10 among its datasets."""
+
+
+THRESHOLDS = ("the sentence's thresholds on lambda are lost from the text we have; the claim "
+              "reads 'small' as lambda <= 0.05 and 'large' as lambda >= 0.5, the chapter's "
+              "reading of the grid")
+"""Said of the Figure 6(a) claims: where their statement is the chapter's reading."""
+
+
+TUNED_LAMBDA = ("the sentence gives DP-Ditto one lambda per epsilon, its values lost from "
+                "the text we have; the claim reads DP-Ditto at the lambda of the grid in "
+                "(0, 1) with the best accuracy (mean over T and seeds), the chapter's reading "
+                "of 'adapted to the DP perturbation'")
+"""Said of the claims that read DP-Ditto at its tuned lambda."""
 
 
 RENAMED = ("its id named the model the quick tier ran ({old}); the claim is the paper's on "
@@ -492,29 +718,57 @@ RENAMED = ("its id named the model the quick tier ran ({old}); the claim is the 
            "the evidence")
 
 
+ACCURACY_KEYS = ("ditto-best-accuracy", "baselines-degrade", "baselines-fall-in-T",
+                 "apple-peaks-in-T", "small-lambda-rises", "large-lambda-peaks")
+"""The claims (by the key in their id) whose margin is one of test accuracy: their
+evidence says what the accuracy resolves (:func:`accuracy_resolution`)."""
+
+
+def _compares_accuracy(claim_id: str) -> bool:
+    return any(f"-{key}" in claim_id for key in ACCURACY_KEYS)
+
+
+Sizes = Mapping[str, Sequence[int]]
+"""Per panel, each client's number of test examples
+(:func:`fedlib.papers.dpditto.readouts.test_sizes`)."""
+
+
+def _joined(*notes: str | None) -> str:
+    return "; ".join(note for note in notes if note)
+
+
 def _compare_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
-                    panel: str) -> None:
+                    panel: str, sizes: Sizes | None = None) -> None:
     """The claims of Figures 3 and 4 (and the headline) on one of the paper's panels."""
     used = read_panel(panel, setup.compare_panels)
     name = _label(panel)
     old = used if used and used != panel else None
     renamed = RENAMED.format(old=f"fig3-4-{old}-...", paper=name) if old else ""
+    resolution = accuracy_resolution(sizes.get(used) if sizes and used else None)
     texts = {
         "ditto-best-accuracy": (
             f"{name}: DP-Ditto (lambda tuned) is more accurate than each of DP-FedAMP, "
             "DP-pFedMe, DP-APPLE and DP-FedALA at both epsilons (mean over T)",
-            "the comparison included DP-FedAvg, which the paper does not compare with (it "
-            "is shown beside the claim now)"),
+            _joined("the comparison included DP-FedAvg, which the paper does not compare "
+                    "with (it is shown beside the claim now)", TUNED_LAMBDA)),
         "ditto-best-fairness": (
             f"{name}: DP-Ditto (lambda tuned) has a lower std of personal training losses "
             "than each of DP-FedAMP, DP-pFedMe, DP-APPLE and DP-FedALA at both epsilons "
             "(mean over T)",
-            "the comparison included DP-FedAvg and Local, which the paper does not compare "
-            "with (they are shown beside the claim now)"),
+            _joined("the comparison included DP-FedAvg and Local, which the paper does not "
+                    "compare with (they are shown beside the claim now)", TUNED_LAMBDA)),
         "smaller-lambda-at-smaller-eps": (
-            f"{name}: the tuned lambda is smaller at the smaller epsilon", ""),
+            f"{name}: the tuned lambda is smaller at the smaller epsilon",
+            "before: the tuned lambdas were compared wherever they lay; now a tuned lambda on "
+            "an open edge of the grid in (0, 1) (its lowest, where the limit lambda -> 0 is "
+            "missing, or its highest) makes the claim not testable: the grid does not say "
+            "where that optimum lies"),
         "baselines-degrade": (
-            f"{name}: every baseline is less accurate at the smaller epsilon", ""),
+            f"{name}: every baseline is less accurate at the smaller epsilon",
+            "the quoted sentence has the benchmarks degrade when epsilon is small and/or T "
+            "is large; this claim reads the epsilon part, and the claims on the baselines "
+            "in T (baselines-fall-in-T, apple-peaks-in-T) the T part, for the methods the "
+            "paper names there"),
         "baselines-fall-in-T": (
             f"{name}: the accuracy of " + ", ".join(f"DP-{m}" for m in FALLING[panel])
             + " falls as T grows, at both epsilons", None),
@@ -524,25 +778,31 @@ def _compare_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
     }
     for key, (text, restated) in texts.items():
         claim_id = f"fig3-4-{panel}-{key}"
-        note = "; ".join(x for x in (restated, renamed) if x) if restated is not None else ""
+        note = _joined(restated, renamed) if restated is not None else ""
+        words = FIG34_WORDS[key]
+        if key == "baselines-fall-in-T" and "pFedMe" in FALLING[panel]:
+            words = (*words, PFEDME_WORDS)
+        quote = quoted(*words)
         if used is None:
             sheet.not_run(claim_id, text, _why_not(panel, setup), paper_value=FIG34_SOURCE,
-                          restated=note)
+                          restated=note, quote=quote)
             continue
         verdict = _judge_comparison(key, runs, used, panel, setup.compare_epsilons)
         sheet.judged(claim_id, verdict, text, paper_value=FIG34_SOURCE, restated=note,
-                     context=_context(panel, used, "the method comparison"))
+                     context=_context(panel, used, "the method comparison"), quote=quote,
+                     resolution=resolution if _compares_accuracy(claim_id) else "")
     text = (f"{name}: DP-Ditto beats each of DP-FedAMP, DP-pFedMe, DP-APPLE and DP-FedALA "
             "by over 32.71% in fairness (variance of the training losses) and 9.66% in "
             "accuracy")
-    restated = ("it read fairness as the std of the training losses, where the paper's "
-                "Definition 1 measures it by their variance (32.71% of the variance is about "
-                "18% of the std), and counted DP-FedAvg among the baselines, where the paper "
-                "names four (DP-FedAvg is shown beside the claim now)" + (
-                    "; " + renamed if renamed else ""))
+    restated = _joined(
+        "it read fairness as the std of the training losses, where the paper's Definition 1 "
+        "measures it by their variance (32.71% of the variance is about 18% of the std), and "
+        "counted DP-FedAvg among the baselines, where the paper names four (DP-FedAvg is "
+        "shown beside the claim now)", TUNED_LAMBDA, renamed)
+    quote = quoted(HEADLINE_WORDS)
     if used is None:
         sheet.not_run(f"headline-{panel}-gains", text, _why_not(panel, setup),
-                      paper_value=PAPER_GAIN_SOURCE, restated=restated)
+                      paper_value=PAPER_GAIN_SOURCE, restated=restated, quote=quote)
         return
     lo, hi = sorted(setup.compare_epsilons)
     shown = headline_table(runs, used, (lo, hi))
@@ -552,7 +812,7 @@ def _compare_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
         for r in shown.itertuples())) if len(shown) else ""
     sheet.judged(f"headline-{panel}-gains", _with(headline(runs, used, (lo, hi)), extra),
                  text, paper_value=PAPER_GAIN_SOURCE, restated=restated,
-                 context=_context(panel, used, "the method comparison"))
+                 context=_context(panel, used, "the method comparison"), quote=quote)
 
 
 def _judge_comparison(key: str, runs: pd.DataFrame, used: str, panel: str,
@@ -591,60 +851,107 @@ def _fig5_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
              "then rises past a critical T"}
     for key, text in texts.items():
         claim_id = f"fig5-{panel}-{key}"
+        quote = quoted(*FIG5_WORDS[key])
         if panel not in setup.panels:
             sheet.not_run(claim_id, text, _why_not(panel, setup),
-                          paper_value="Section VI-B, Fig. 5")
+                          paper_value="Section VI-B, Fig. 5", quote=quote)
             continue
         verdict = (approaches_noiseless(runs, panel, lam, setup.epsilons)
                    if key == "approaches-noiseless"
                    else critical_rounds(runs, panel, eps_min, lam))
         sheet.judged(claim_id, verdict, text, paper_value="Section VI-B, Fig. 5",
-                     context=f"lambda={lam:g}")
+                     context=f"lambda={lam:g}", quote=quote)
 
 
-def _lambda_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup) -> None:
+def _lambda_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
+                   sizes: Sizes | None = None) -> None:
     panel = LAMBDA_PANEL
     used = read_panel(panel, setup.lambda_panels)
     name, eps = _label(panel), setup.fig6_epsilon
     rename = {k: RENAMED.format(old=f"fig{k[0]}-{used}-...", paper=name)
               if used and used != panel else "" for k in ("6", "7")}
+    resolution = accuracy_resolution(sizes.get(used) if sizes and used else None)
+    edges = ("before: the optima were compared wherever they lay on their grid; now a part "
+             "that reads an optimum on an open edge of its grid ({edge}) is not testable, "
+             "the optimum possibly lying beyond the grid")
     specs = (
         ("fig6", "small-lambda-rises", small_lambda_rises,
          f"{name}, eps={eps:g}: for small lambda (<= 0.05) accuracy rises with T",
-         "Section VI-C, Fig. 6(a)"),
+         "Section VI-C, Fig. 6(a)", THRESHOLDS),
         ("fig6", "large-lambda-peaks", large_lambda_peaks,
          f"{name}, eps={eps:g}: for large lambda (>= 0.5) accuracy rises then falls in T",
-         "Section VI-C, Fig. 6(a)"),
+         "Section VI-C, Fig. 6(a)", THRESHOLDS),
         ("fig6", "smaller-lambda-fairer", smaller_lambda_fairer,
          f"{name}, eps={eps:g}: smaller lambda gives a lower std of training losses",
-         "Section VI-C, Fig. 6(b)"),
+         "Section VI-C, Fig. 6(b)", ""),
         ("fig6", "fairness-degrades-improves-degrades", fairness_wave,
          f"{name}, eps={eps:g}: as T rises the fairness of the personal models first "
          "degrades, then improves, then degrades again (std of training losses, mean over "
-         "lambda in (0, 1))", "Section VI-C, Fig. 6(b)"),
+         "lambda in (0, 1))", "Section VI-C, Fig. 6(b)", ""),
         ("fig7", "optimal-lambda-falls", optimal_lambda_falls,
          f"{name}, eps={eps:g}: the fairness-optimal lambda in (0, 1] falls as T grows",
-         "Section VI-C, Fig. 7(a)"),
+         "Section VI-C, Fig. 7(a)", edges.format(
+             edge="its lowest lambda, where the limit lambda -> 0 is missing; lambda = 1 is "
+             "a bound")),
         ("fig7", "optimal-T-rises", optimal_rounds_rise,
          f"{name}, eps={eps:g}: the loss-optimal T rises as lambda falls",
-         "Section VI-C, Fig. 7(b)"),
+         "Section VI-C, Fig. 7(b)", edges.format(
+             edge="its largest T, and its smallest unless that is T = 1, a bound")),
     )
-    for fig, key, judge, text, source in specs:
+    for fig, key, judge, text, source, note in specs:
         claim_id = f"{fig}-{panel}-{key}"
-        restated = "" if key == "fairness-degrades-improves-degrades" else rename[fig[-1]]
+        renamed = "" if key == "fairness-degrades-improves-degrades" else rename[fig[-1]]
+        restated = _joined(note, renamed)
+        quote = quoted(*LAMBDA_WORDS[key])
         if used is None:
             sheet.not_run(claim_id, text, _why_not(panel, setup), paper_value=source,
-                          restated=restated)
+                          restated=restated, quote=quote)
             continue
         sheet.judged(claim_id, judge(runs, used, eps), text, paper_value=source,
-                     restated=restated, context=_context(panel, used, "the lambda grid"))
+                     restated=restated, context=_context(panel, used, "the lambda grid"),
+                     quote=quote,
+                     resolution=resolution if _compares_accuracy(claim_id) else "")
+
+
+def _bound_optimum(sheet: ClaimSheet, bound_curves: Mapping[float, tuple[int, np.ndarray]],
+                   max_rounds: int) -> None:
+    """Figure 2, the companion's reconstruction: T* per epsilon inside the search range
+    1..``max_rounds`` and growing with epsilon. T = 1 is a bound of the search (an optimum
+    there is one, and not interior: the claim fails); T* at ``max_rounds`` sits on the
+    range's open edge (the search could go on), so the claim is not testable there."""
+    optima_found = {eps: t_star for eps, (t_star, _) in bound_curves.items()}
+    inner = {e: t for e, t in optima_found.items() if math.isfinite(e)}
+    order = sorted(inner)
+    text = ("The reconstructed convergence bound of the personal models (linear case) has an "
+            "interior optimum T* (1-D search), which grows with epsilon")
+    evidence = (f"T* per epsilon (search over 1..{max_rounds}): "
+                + ", ".join(f"eps={e:g}: {t}" for e, t in optima_found.items()))
+    about = {"paper_value": "Section IV, Fig. 2: the paper's bound has an optimum T* found "
+             "by a 1-D search; its form is lost, so this reads the companion's "
+             "reconstruction", "origin": "companion",
+             "restated": "it was listed as the paper's claim, but it reads the companion's "
+             "own reconstructed recursion (the paper's bound is lost), so it is a finding of "
+             "the companion; a T* at the end of the search range is now not testable (the "
+             "search could go on), where it failed before"}
+    edge = [e for e, t in inner.items() if t >= max_rounds]
+    if edge:
+        sheet.judged("fig2-interior-optimum", Verdict(
+            NOT_TESTABLE, "exact (no randomness): T* sits at the end of the search range, "
+            f"an open edge (the search could go beyond {max_rounds}), at eps="
+            + ", ".join(f"{e:g}" for e in edge) + f"; {evidence}"), text, **about)
+        return
+    sheet.exact("fig2-interior-optimum",
+                all(1 < t < max_rounds for t in inner.values())
+                and all(inner[a] <= inner[b] for a, b in zip(order, order[1:], strict=False)),
+                text, evidence, **about)
 
 
 def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
-             bound_curves: Mapping[float, tuple[int, np.ndarray]], max_rounds: int
-             ) -> list[Claim]:
+             bound_curves: Mapping[float, tuple[int, np.ndarray]], max_rounds: int,
+             test_sizes: Sizes | None = None) -> list[Claim]:
     """The claims of Figures 2-7 and the headline, each judged over seeds with a margin
-    declared above; the same claim ids at every tier.
+    declared above; the same claim ids at every tier. Each claim of the paper carries the
+    paper's words it tests (``quote``).
 
     Parameters
     ----------
@@ -657,34 +964,23 @@ def evaluate(runs: pd.DataFrame, setup: DittoSetup, scale: str,
     bound_curves, max_rounds
         T* and the curve of the reconstructed bound per epsilon, and the range
         1..max_rounds T* was searched over (:func:`fedlib.papers.dpditto.bound.bound_curves`).
+    test_sizes
+        Per panel, each client's number of test examples
+        (:func:`fedlib.papers.dpditto.readouts.test_sizes`): what the accuracy margins'
+        rationale says the metric resolves (:func:`accuracy_resolution`); None says they
+        were not given.
     """
     runs = common_rounds(runs)
     sheet = ClaimSheet(PAPER, scale)
-    optima = {eps: t_star for eps, (t_star, _) in bound_curves.items()}
-    inner = {e: t for e, t in optima.items() if math.isfinite(e)}
-    order = sorted(inner)
-    sheet.exact(
-        "fig2-interior-optimum",
-        all(1 < t < max_rounds for t in inner.values())
-        and all(inner[a] <= inner[b] for a, b in zip(order, order[1:], strict=False)),
-        "The reconstructed convergence bound of the personal models (linear case) has an "
-        "interior optimum T* (1-D search), which grows with epsilon",
-        f"T* per epsilon (search over 1..{max_rounds}): "
-        + ", ".join(f"eps={e:g}: {t}" for e, t in optima.items()),
-        paper_value="Section IV, Fig. 2: the paper's bound has an optimum T* found by a 1-D "
-        "search; its form is lost, so this reads the companion's reconstruction",
-        origin="companion",
-        restated="it was listed as the paper's claim, but it reads the companion's own "
-        "reconstructed recursion (the paper's bound is lost), so it is a finding of the "
-        "companion")
+    _bound_optimum(sheet, bound_curves, max_rounds)
     for panel in COMPARE_PANELS:
-        _compare_claims(sheet, runs, setup, panel)
+        _compare_claims(sheet, runs, setup, panel, test_sizes)
     for panel in FIG5_PANELS:
         _fig5_claims(sheet, runs, setup, panel)
-    _lambda_claims(sheet, runs, setup)
+    _lambda_claims(sheet, runs, setup, test_sizes)
     sheet.not_run("fig3-6-cifar10-cnn", "CIFAR-10-CNN: the Figure 3-6 claims on this panel",
                   NOT_RUN_CNN + "; offline, CIFAR-10 is the JPEG proxy and is labelled so",
-                  paper_value="Section VI, Figs. 3-6")
+                  paper_value="Section VI, Figs. 3-6", quote=quoted(CIFAR_WORDS))
     return sheet.claims
 
 
@@ -752,13 +1048,15 @@ def _low_specs(panel: str, used: str, pair: tuple[float, float]
 
 
 def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
-                       not_run: str = "") -> list[Claim]:
+                       not_run: str = "", test_sizes: Sizes | None = None) -> list[Claim]:
     """The claims of Figures 3, 4 and 6 (and the headline) on the paper's MNIST model at
     eps=1: ``setup`` is the tier's
     :func:`~fedlib.papers.dpditto.paper_tier.low_epsilon_setup`, ``runs`` its runs on
     :func:`~fedlib.papers.dpditto.paper_tier.low_epsilon_panel` (None where they were not
     run: every claim is then NOT-RUN with the reason ``not_run``). The same claim ids at
-    every tier."""
+    every tier. ``test_sizes`` (per panel, each client's test examples) gives what the
+    accuracy margins' rationale says the metric resolves. Findings of the companion, they
+    quote no sentence of the paper."""
     if runs is None and not not_run:
         raise ValueError("give the runs, or the reason they were not run (not_run)")
     used = low_epsilon_panel(setup)
@@ -766,6 +1064,7 @@ def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
     if runs is not None:
         runs = common_rounds(runs)
     context = _context(panel, used, "the method comparison and the lambda grid")
+    resolution = accuracy_resolution(test_sizes.get(used) if test_sizes else None)
     sheet = ClaimSheet(PAPER, scale)
     # The companion's readings: the paper states these claims at budgets its surviving
     # text does not give, and eps=1 is this companion's choice, so they are findings of the
@@ -775,7 +1074,8 @@ def low_epsilon_claims(runs: pd.DataFrame | None, setup: DittoSetup, scale: str,
             sheet.not_run(claim_id, text, not_run, paper_value=source, origin="companion")
             continue
         sheet.judged(claim_id, judge(runs), text, paper_value=source, context=context,
-                     origin="companion")
+                     origin="companion",
+                     resolution=resolution if _compares_accuracy(claim_id) else "")
     return sheet.claims
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.dpditto.baselines import BASELINES
-from fedlib.papers.dpditto.experiment import DELTA, DittoSetup
+from fedlib.papers.dpditto.experiment import DELTA, DittoSetup, client_data, run_seeds
 from fedlib.privacy.accounting import epsilon as accounted_epsilon
 from fedlib.privacy.calibration import (
     dpditto_sensitivity,
@@ -60,6 +60,22 @@ def privacy_table(clip: float, dataset_size: int, rounds: Sequence[int],
                         sigma / sensitivity, 1.0, t, delta, accountant)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def test_sizes(setup: DittoSetup, seed: int, panels: Sequence[str] | None = None
+               ) -> dict[str, np.ndarray]:
+    """Per panel (default: every panel ``setup`` runs), each client's number of test
+    examples, as the runs build their clients at the panel's first seed
+    (:func:`fedlib.papers.dpditto.experiment.client_data`, which reads the dataset): what
+    a run's accuracy, the mean over clients of each one's accuracy on its test set,
+    resolves (:func:`fedlib.papers.dpditto.claims.accuracy_resolution`)."""
+    sizes = {}
+    for panel in panels or setup.panels:
+        clients, _ = client_data(panel, run_seeds(setup, seed, panel)[0], setup.n_clients,
+                                 setup.train_cap.get(panel), setup.eval_examples,
+                                 setup.test_examples)
+        sizes[panel] = clients.test_mask.sum(dim=1).numpy()
+    return sizes
 
 
 def common_rounds(runs: pd.DataFrame) -> pd.DataFrame:

@@ -68,8 +68,9 @@ def test_every_claim_of_the_smoke_tier_and_its_verdict(smoke_runs: pd.DataFrame)
         "fig2-interior-optimum": "HOLDS",
         "fig3-4-mnist-dnn-ditto-best-accuracy": "HOLDS",
         "fig3-4-mnist-dnn-ditto-best-fairness": "HOLDS",
-        # the same lambda is tuned at both epsilons: a tie within half a grid step
-        "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps": "FAILS",
+        # the tuned lambda is the grid's lowest (accuracy falls with lambda): an open
+        # edge, below which the limit lambda -> 0 is missing
+        "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps": "NOT-TESTABLE",
         # the baselines lose 0.1 (1/10 - 1/100) = 0.009 < one point of accuracy
         "fig3-4-mnist-dnn-baselines-degrade": "FAILS",
         # accuracy rises with T in the hand-made runs
@@ -84,8 +85,10 @@ def test_every_claim_of_the_smoke_tier_and_its_verdict(smoke_runs: pd.DataFrame)
         "fig6-mnist-dnn-large-lambda-peaks": "NOT-RUN",
         "fig6-mnist-dnn-smaller-lambda-fairer": "HOLDS",
         "fig6-mnist-dnn-fairness-degrades-improves-degrades": "NOT-RUN",
-        "fig7-mnist-dnn-optimal-lambda-falls": "FAILS",
-        "fig7-mnist-dnn-optimal-T-rises": "FAILS",
+        # the fairest lambda is the grid's lowest at every T, the loss lowest at its
+        # largest T for every lambda: optima on open edges
+        "fig7-mnist-dnn-optimal-lambda-falls": "NOT-TESTABLE",
+        "fig7-mnist-dnn-optimal-T-rises": "NOT-TESTABLE",
         "fig3-6-cifar10-cnn": "NOT-RUN",
     }
     text = {c.claim_id: c for c in claims}
@@ -294,8 +297,8 @@ def test_notes_name_claims_of_the_chapter(smoke_runs: pd.DataFrame) -> None:
     claims += dc.low_epsilon_claims(None, low_epsilon_setup(dd.tier("smoke"), "smoke"),
                                     "smoke", "not computed here")
     ids = {c.claim_id for c in claims}
-    assert set(dc_notes.VERDICT_CHANGES) <= ids and set(dc_notes.TIER_NOTES) <= ids
-    text = verdict_changes(claims, dc_notes.VERDICT_CHANGES)
+    assert set(dc_notes.HISTORY) <= ids and set(dc_notes.TIER_NOTES) <= ids
+    text = verdict_changes(claims, dc_notes.verdict_changes_notes(claims))
     assert "`headline-mnist-dnn-gains`" in text and "`fig2-interior-optimum` restated" in text
     restated = next(line for line in text.splitlines()
                     if line.startswith("- `headline-mnist-dnn-gains` restated"))
