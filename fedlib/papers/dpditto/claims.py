@@ -317,28 +317,32 @@ def edge_verdict(quantity: str, edges: Sequence[str]) -> Verdict:
                    "; ".join(edges) + ", an optimum the grid cannot place")
 
 
-LAMBDA_EDGES = (True, True)
-"""The edges of the lambda grid in (0, 1) DP-Ditto is tuned over: both open. Below its
-lowest value the limit lambda -> 0 is not in it (lambda = 0, the local models, is left out
-by design), and between its highest and 1 it could go on."""
+def lambda_edges(grid: Sequence[float]) -> tuple[bool, bool]:
+    """Which ends of a lambda grid are open: the low end unless it is the method's limit
+    lambda = 0 (the local models), the high end unless it is lambda = 1 (DP-FedAvg). The
+    runs hold both limits beside the paper's values in (0, 1), so a best lambda on an
+    edge of the whole grid is a bound of the method, not the end of a grid."""
+    return min(grid) > 0, max(grid) < 1
 
 
 def _tuned(runs: pd.DataFrame, panel: str, epsilon: float
            ) -> tuple[pd.Series, pd.Series, list[float]]:
-    """Per seed, the grid index of DP-Ditto's lambda in (0, 1) with the best accuracy
-    (mean over T) and the open edge it sits on (:func:`optima`); and the grid."""
+    """Per seed, the grid index of DP-Ditto's lambda in [0, 1] (the paper's grid with its
+    limits) with the best accuracy (mean over T) and the open edge it sits on
+    (:func:`optima`: none, both ends are bounds); and the grid."""
     sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] > 0) & (runs["lam"] < 1)]
+               & (runs["epsilon"] == epsilon) & (runs["lam"] >= 0) & (runs["lam"] <= 1)]
     table = sel.groupby(["seed", "lam"])["accuracy"].mean().unstack("lam")
-    index, edge = optima(table, lower_is_better=False, open_edges=LAMBDA_EDGES)
+    index, edge = optima(table, lower_is_better=False,
+                         open_edges=lambda_edges([float(lam) for lam in table.columns]))
     return index, edge, [float(lam) for lam in table.columns]
 
 
 def smaller_lambda(runs: pd.DataFrame, panel: str, lo: float, hi: float) -> Verdict:
     """The tuned lambda is lower, by a grid point or more, at the smaller epsilon; not
-    testable where a tuned lambda sits on an open edge of its grid (:data:`LAMBDA_EDGES`):
+    testable where a tuned lambda sits on an open edge of its grid (:func:`lambda_edges`):
     the grid does not then say where the optimum lies."""
-    quantity = "grid index of the tuned lambda in (0, 1)"
+    quantity = "grid index of the tuned lambda in [0, 1]"
     (a, a_edge, grid), (b, b_edge, _) = _tuned(runs, panel, lo), _tuned(runs, panel, hi)
     edges = [e for e in (on_open_edge(f"at eps={eps:g} the tuned lambda", grid, index, edge,
                                       "lambda")
@@ -569,27 +573,21 @@ def fairness_wave(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
                     ("degrades again", step(trough, ts[-1], "greater"))])
 
 
-FAIRNESS_LAMBDA_EDGES = (True, False)
-"""The edges of the lambda grid in (0, 1] the fairness-optimal lambda is read over: its
-lowest value is an open edge (the limit lambda -> 0 is not in it), lambda = 1 a natural
-bound."""
-
-
 def optimal_lambda_falls(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
-    """Fig. 7(a): per seed, the lambda in (0, 1] with the lowest std falls as T grows; a
-    part that reads an optimum on the grid's open edge (:data:`FAIRNESS_LAMBDA_EDGES`) is
-    not testable."""
+    """Fig. 7(a): per seed, the lambda in [0, 1] with the lowest std falls as T grows; a
+    part that reads an optimum on an open edge of the grid (:func:`lambda_edges`) is not
+    testable."""
     sel = _lambda_runs(runs, panel, epsilon)
-    sel = sel[sel["lam"] > 0]
     per_t, edges = {}, {}
     for t, g in sel.groupby("rounds"):
         table = g.groupby(["seed", "lam"])["fairness"].mean().unstack("lam")
-        index, edge = optima(table, lower_is_better=True, open_edges=FAIRNESS_LAMBDA_EDGES)
+        index, edge = optima(table, lower_is_better=True,
+                             open_edges=lambda_edges([float(lam) for lam in table.columns]))
         per_t[float(t)] = index
         edges[float(t)] = on_open_edge(f"at T={int(t)} the fairness-optimal lambda",
                                        [float(lam) for lam in table.columns], index, edge,
                                        "lambda")
-    return falls_along("grid index of the fairness-optimal lambda in (0, 1]", per_t,
+    return falls_along("grid index of the fairness-optimal lambda in [0, 1]", per_t,
                        STEP_MARGIN, STEP_WHY, lambda t: f"T={t:g}", edges)
 
 
@@ -707,9 +705,11 @@ THRESHOLDS = ("the sentence's thresholds on lambda are lost from the text we hav
 
 
 TUNED_LAMBDA = ("the sentence gives DP-Ditto one lambda per epsilon, its values lost from "
-                "the text we have; the claim reads DP-Ditto at the lambda of the grid in "
-                "(0, 1) with the best accuracy (mean over T and seeds), the chapter's reading "
-                "of 'adapted to the DP perturbation'")
+                "the text we have; the claim reads DP-Ditto at the lambda of the grid with "
+                "the best accuracy (mean over T and seeds), the chapter's reading of 'adapted "
+                "to the DP perturbation'; the grid holds the method's limits, lambda = 0 (the "
+                "local models) and lambda = 1 (DP-FedAvg), so that a best lambda on an edge is "
+                "a bound of the method, not the end of a grid")
 """Said of the claims that read DP-Ditto at its tuned lambda."""
 
 
@@ -759,10 +759,10 @@ def _compare_claims(sheet: ClaimSheet, runs: pd.DataFrame, setup: DittoSetup,
                     "compare with (they are shown beside the claim now)", TUNED_LAMBDA)),
         "smaller-lambda-at-smaller-eps": (
             f"{name}: the tuned lambda is smaller at the smaller epsilon",
-            "before: the tuned lambdas were compared wherever they lay; now a tuned lambda on "
-            "an open edge of the grid in (0, 1) (its lowest, where the limit lambda -> 0 is "
-            "missing, or its highest) makes the claim not testable: the grid does not say "
-            "where that optimum lies"),
+            "before: the tuned lambdas were read on the grid in (0, 1), whose lowest value "
+            "was chosen at every seed, an open edge; now the grid holds the method's limits "
+            "lambda = 0 (the local models) and lambda = 1 (DP-FedAvg), whose runs exist, so "
+            "every tuned lambda lies on the grid or at a bound of the method"),
         "baselines-degrade": (
             f"{name}: every baseline is less accurate at the smaller epsilon",
             "the quoted sentence has the benchmarks degrade when epsilon is small and/or T "

@@ -118,9 +118,11 @@ def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.Data
 
 
 def tuned_lambda(runs: pd.DataFrame, panel: str, epsilon: float) -> float:
-    """DP-Ditto's lambda in (0, 1) with the best accuracy averaged over T and seeds."""
+    """DP-Ditto's lambda with the best accuracy averaged over T and seeds, over its grid
+    with the method's limits: lambda = 0 (the local models) and lambda = 1 (DP-FedAvg),
+    so that an optimum on an edge is a bound of the method, not the end of a grid."""
     sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] > 0) & (runs["lam"] < 1)]
+               & (runs["epsilon"] == epsilon) & (runs["lam"] >= 0) & (runs["lam"] <= 1)]
     return float(sel.groupby("lam")["accuracy"].mean().idxmax())
 
 
