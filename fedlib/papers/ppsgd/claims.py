@@ -7,8 +7,10 @@ setting of the settings sweep (one run each, a robustness table); :func:`evaluat
 judges every claim of the chapter over the repeats (Figures 1a, 1c, 1d, 2, the
 epsilon Figure 1 prints, and the Stack Overflow claims, which are not run). Every
 comparison is declared with its margin before a result is read
-(:mod:`fedlib.verdicts.compare`). The tables the chapter shows (grids, data, the clipping
-bound, privacy) are here too.
+(:mod:`fedlib.verdicts.compare`), with what the metric resolves beside it; a claim read on
+the best of a set of personalization levels applies the open-edge rule
+(:func:`level_edge`, :func:`edge_gated`). The tables the chapter shows (grids, data, the
+clipping bound, privacy) are here too.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from fedlib.papers.ppsgd.experiment import (
     PpsgdSetup,
     synthetic_task,
 )
-from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS
+from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS, SMALL_STEPS_SIGMAS
 from fedlib.papers.ppsgd.readouts import (
     FIGURE1A_PANEL_SIGMAS,
     LOCAL_WINS_FROM,
@@ -49,6 +51,7 @@ from fedlib.papers.ppsgd.readouts import (
 )
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
+    HOLDS,
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -67,7 +70,16 @@ RISK_MARGIN = math.log10(1.1)
 paper's log-scale Figure 1a panels shows apart by eye."""
 
 
-RISK_WHY = "log10(1.1): a 10% difference in excess risk, what a log-scale panel resolves"
+RISK_RESOLUTION = ("the excess risk is a closed form of the model's parameters, with no "
+                   "test sample: it resolves to float32 rounding, far below any margin here")
+"""What the excess risk resolves: a claim made of several comparisons, whose evidence lists
+each by its numbers without its margin's rationale, closes its evidence with it."""
+
+
+RISK_WHY = ("log10(1.1): a 10% difference in excess risk, what a log-scale panel of the "
+            "paper resolves (the paper's terms); the excess risk is a closed form of the "
+            "model's parameters, with no test sample, so the metric itself resolves far "
+            "finer (float32 rounding)")
 
 
 PLATEAU_FACTOR = 2.0
@@ -77,20 +89,42 @@ half of training, and ends more than this factor above the best finite level."""
 
 ACCURACY_MARGIN = 0.01
 """Smallest difference in test accuracy that counts: one point, about what the paper's
-accuracy panels resolve."""
-
-
-ACCURACY_WHY = "one point of accuracy: what the paper's accuracy panels resolve"
+accuracy panels resolve (:func:`accuracy_why` says what the metric resolves)."""
 
 
 VERY_POOR_MARGIN = 0.2
 """Figure 1d's "very poorly": local-only at least 20 points below the best level."""
 
 
+def accuracy_resolution(test_digits: int | None) -> str:
+    """What the test accuracy (pooled over the test digits) resolves, in a clause."""
+    if not test_digits:
+        return "what the metric resolves is not given here (no count of test digits)"
+    return (f"the metric, accuracy pooled over {test_digits:,} test digits, moves by "
+            f"{1 / test_digits:.5f} per digit, and its binomial standard error is at most "
+            f"{0.5 / math.sqrt(test_digits):.4f}")
+
+
+def accuracy_why(test_digits: int | None = None) -> str:
+    """Why :data:`ACCURACY_MARGIN`, with what the metric resolves on ``test_digits``."""
+    return ("one point of accuracy, what the paper's accuracy panels resolve (the paper's "
+            "terms); " + accuracy_resolution(test_digits))
+
+
+def very_poor_why(test_digits: int | None = None) -> str:
+    """Why :data:`VERY_POOR_MARGIN`, with what the metric resolves on ``test_digits``."""
+    return ("20 points: the paper's 'perform very poorly' (the paper's terms); "
+            + accuracy_resolution(test_digits))
+
+
+ACCURACY_WHY = accuracy_why()
+""":func:`accuracy_why` where the number of test digits is not given."""
+
+
 CHANCE = Trivial("chance for 10 digits", 0.1, higher_is_better=True, tolerance=0.01)
-"""EMNIST's trivial baseline: guessing among 10 digits. The tolerance (one point) is
-about two binomial standard errors of an accuracy of 0.1 on the ~3,100 test digits of
-the offline sample (sqrt(0.09 / 3100) = 0.005)."""
+"""EMNIST's trivial baseline: guessing among 10 digits. The tolerance is one point, as
+:data:`ACCURACY_MARGIN` (:func:`accuracy_resolution` gives the binomial standard error
+of the build's test digits)."""
 
 
 EPSILON_TOLERANCE = 0.05
@@ -270,7 +304,7 @@ def figure1a_claims(curves: pd.DataFrame, scale: str, clip: float = FIGURE_CLIP,
     def add(claim_id: str, verdict: Verdict, paper_value: str = "") -> None:
         sheet.judged(claim_id, verdict, FIGURE1A_TEXTS[claim_id], paper_value=paper_value,
                      restated=FIGURE1A_RESTATED.get(claim_id, ""),
-                     context=notes.get(claim_id, ""))
+                     context=notes.get(claim_id, ""), resolution=RISK_RESOLUTION)
 
     add("fig1a-global-fastest-early", combine([
         (f"sigma={s:g}, t={early}",
@@ -292,15 +326,64 @@ def figure1a_claims(curves: pd.DataFrame, scale: str, clip: float = FIGURE_CLIP,
     return sheet.claims
 
 
+OPEN_LEVELS = {
+    "all": (True, True),
+    "finite": (True, False),
+    "small": (False, True),
+    "inside": (False, False),
+}
+"""Whether the low and the high end of each set of personalization levels a claim takes
+the best of are closed: every level (0 <= alpha*Q <= inf) runs between local and global
+learning, both natural bounds; the finite levels (0 <= alpha*Q < inf) run from local learning, a
+natural bound, up to levels as large as one likes; the small ones (0 < alpha*Q <= 1) from
+levels as close to 0 as one likes up to the claim's own bound 1; the strictly personalized
+ones (0 < alpha*Q < inf) are open at both ends. A closed end is closed only where the grid
+holds it (0, or 1): otherwise the grid stops short of it."""
+
+
+def level_edge(kind: str, levels: Sequence[float], best: float) -> str:
+    """Why the best of the personalization ``levels`` (one set of :data:`OPEN_LEVELS`,
+    ``kind``) lies on an open end of the grid, or ``""`` when it does not."""
+    bounds = {"all": (0.0, math.inf), "finite": (0.0, math.inf), "small": (0.0, 1.0),
+              "inside": (0.0, math.inf)}
+    low_closed, high_closed = OPEN_LEVELS[kind]
+    points = sorted(levels)
+    low_closed = low_closed and points[0] == bounds[kind][0]
+    high_closed = high_closed and points[-1] == bounds[kind][1]
+    ends = []
+    if best == points[0] and not low_closed:
+        ends.append("lowest")
+    if best == points[-1] and not high_closed:
+        ends.append("highest")
+    if not ends:
+        return ""
+    return (f"the best level alpha*Q={_fmt_alpha(best)} is the {' and '.join(ends)} of the "
+            "levels it is the best of (" + ", ".join(_fmt_alpha(a) for a in points)
+            + "), an open end of the grid: a level beyond it could make the claim hold")
+
+
+def edge_gated(verdict: Verdict, reason: str) -> Verdict:
+    """The open-edge rule for a claim that some level of a set beats a reference, read on
+    the best level of the set (``reason``: :func:`level_edge`). A HOLDS stands (the level
+    exists in the grid, and a better one beyond it would only add to it); a verdict that
+    does not hold becomes NOT-TESTABLE where the best level lies on an open end, since a
+    level beyond could make it hold. The evidence keeps the verdict on this grid."""
+    if not reason or verdict.status in (HOLDS, NOT_RUN, NOT_TESTABLE):
+        return verdict
+    return Verdict(NOT_TESTABLE, f"{reason}; on this grid: {verdict.status} ("
+                   f"{verdict.evidence})", reason.split(" (", 1)[0] + ", an open end")
+
+
 def _finite_beats_global(curves: pd.DataFrame, sigma: float, iteration: int,
                          trivial: Trivial | None) -> Verdict:
     arms = {a: values(curves, "excess_risk", sigma, a, iteration, log=True)
             for a in SYNTHETIC_FIGURE_ALPHA_Q if not math.isinf(a)}
     best = best_arm(arms, higher_is_better=False)
     glob = values(curves, "excess_risk", sigma, math.inf, iteration, log=True)
-    return Comparison("log10 excess risk", f"alpha*Q={_fmt_alpha(best)} (best finite)",
-                      "alpha*Q=inf", "less", RISK_MARGIN, RISK_WHY).judge(
-        arms[best], glob, trivial=trivial)
+    return edge_gated(Comparison(
+        "log10 excess risk", f"alpha*Q={_fmt_alpha(best)} (best finite)", "alpha*Q=inf",
+        "less", RISK_MARGIN, RISK_WHY).judge(arms[best], glob, trivial=trivial),
+        level_edge("finite", list(arms), best))
 
 
 def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> Verdict:
@@ -309,19 +392,23 @@ def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> 
     glob_end = values(curves, "excess_risk", 0.0, math.inf, iterations, log=True)
     glob_half = values(curves, "excess_risk", 0.0, math.inf, half, log=True)
     factor = math.log10(PLATEAU_FACTOR)
+    closed_form = ("; the excess risk is a closed form, so the metric resolves far finer "
+                   "than this")
     stops = Comparison(
         "log10 excess risk", f"alpha*Q=inf at T={iterations}",
         f"alpha*Q=inf at T/2={half}, less log10({PLATEAU_FACTOR:g})", "greater", 0.0,
         f"stops improving: over the second half it at most divides its risk by "
-        f"{PLATEAU_FACTOR:g} (the factor is in the second arm)"
+        f"{PLATEAU_FACTOR:g} (the factor is in the second arm; this chapter's reading of the "
+        f"paper's 'plateaus'){closed_form}"
     ).judge(glob_end, glob_half - factor)
     finite = {a: values(curves, "excess_risk", 0.0, a, iterations, log=True)
               for a in SYNTHETIC_FIGURE_ALPHA_Q if not math.isinf(a)}
     best = best_arm(finite, higher_is_better=False)
-    above = Comparison(
+    above = edge_gated(Comparison(
         "log10 excess risk", "alpha*Q=inf", f"alpha*Q={_fmt_alpha(best)} (best finite)",
         "greater", factor, f"log10({PLATEAU_FACTOR:g}): ends more than {PLATEAU_FACTOR:g}x "
-        "above, plain on the figure's log axis").judge(glob_end, finite[best], trivial=trivial)
+        f"above, plain on the figure's log axis (the paper's terms){closed_form}"
+    ).judge(glob_end, finite[best], trivial=trivial), level_edge("finite", list(finite), best))
     return combine([("stops improving", stops), ("ends above the best finite level", above)])
 
 
@@ -507,9 +594,17 @@ def _accuracy(curves: pd.DataFrame, sigma: float, alpha_q: float) -> pd.Series:
 
 
 def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, ...],
-                   scale: str) -> list[Claim]:
+                   scale: str, test_digits: int | None = None) -> list[Claim]:
     """Claims of Figure 1c (linear) or 1d (CNN) on the final best-over-steps accuracies,
-    one value per seed, chance (0.1) as the trivial baseline."""
+    one value per seed, chance (0.1) as the trivial baseline.
+
+    ``test_digits``: how many test digits the accuracy is pooled over (what the metric
+    resolves, in the margins' rationale; None: not given). A claim read on the best of a
+    set of levels applies the open-edge rule (:func:`edge_gated`); "large alpha is best"
+    compares the best level on each side of alpha*Q = 10 over a grid whose ends, local and
+    global learning, are natural bounds.
+    """
+    why = accuracy_why(test_digits)
     end = final(with_seed(curves))
     fig = "fig1c" if model == "linear" else "fig1d"
     sigma0, sigma_max = min(panel_sigmas), max(panel_sigmas)
@@ -520,25 +615,25 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
     if model == "linear":
         sheet.judged(f"{fig}-local-poor", judged_at_chance(
             Comparison("final test accuracy", "alpha*Q=inf", "alpha*Q=0", "greater",
-                       ACCURACY_MARGIN, ACCURACY_WHY), acc0[math.inf], acc0[0.0], CHANCE),
+                       ACCURACY_MARGIN, why), acc0[math.inf], acc0[0.0], CHANCE),
             f"local learning does poorly: at sigma={sigma0:g}, alpha*Q=0 ends below "
             "alpha*Q=inf")
     else:
-        sheet.judged(f"{fig}-local-very-poor", judged_at_chance(
+        sheet.judged(f"{fig}-local-very-poor", edge_gated(judged_at_chance(
             Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best0)} (best)",
-                       "alpha*Q=0", "greater", VERY_POOR_MARGIN,
-                       "20 points: the paper's 'perform very poorly'"),
-            acc0[best0], acc0[0.0], CHANCE),
+                       "alpha*Q=0", "greater", VERY_POOR_MARGIN, very_poor_why(test_digits)),
+            acc0[best0], acc0[0.0], CHANCE), level_edge("all", alphas, best0)),
             f"local-only models are very poor (frozen random representation): at "
-            f"sigma={sigma0:g}, alpha*Q=0 ends at least 20 points below the best level")
+            f"sigma={sigma0:g}, alpha*Q=0 ends at least "
+            f"{VERY_POOR_MARGIN * 100:g} points below the best level")
     small = {a: _accuracy(end, sigma_max, a) for a in alphas if 0 < a <= 1}
     best_small = best_arm(small, higher_is_better=True)
     eps = _at(end, sigma_max, math.inf, "epsilon")
-    sheet.judged(f"{fig}-small-alpha-small-eps", judged_at_chance(
+    sheet.judged(f"{fig}-small-alpha-small-eps", edge_gated(judged_at_chance(
         Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_small)} (best of "
-                   "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN,
-                   ACCURACY_WHY),
+                   "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN, why),
         small[best_small], _accuracy(end, sigma_max, math.inf), CHANCE),
+        level_edge("small", list(small), best_small)),
         f"small alpha helps at small epsilon: at the largest plotted noise "
         f"(sigma={sigma_max:g}) a level 0 < alpha*Q <= 1 ends above alpha*Q=inf",
         context=f"eps={eps:.3g} (RDP)")
@@ -550,7 +645,7 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
         sheet.judged(f"{fig}-large-alpha-low-privacy", judged_at_chance(
             Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_large)} (best of "
                        ">= 10)", f"alpha*Q={_fmt_alpha(best_rest)} (best of < 10)",
-                       "greater", ACCURACY_MARGIN, ACCURACY_WHY),
+                       "greater", ACCURACY_MARGIN, why),
             large[best_large], rest[best_rest], CHANCE),
             f"large alpha is best at poor privacy: at sigma={sigma0:g} the best level "
             "has alpha*Q >= 10")
@@ -581,26 +676,41 @@ def small_steps_note(curves: pd.DataFrame) -> str:
             f"{CHANCE.value:g}):\n\n" + "\n".join(rows))
 
 
-def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, str]
-                       ) -> list[Claim]:
+SMALL_STEPS_RULE = (
+    f"the rule that picks the noise level was chosen after the runs at sigma = "
+    f"{max(SMALL_STEPS_SIGMAS):g} had been seen (not testable there) and before those at "
+    f"sigma = {min(SMALL_STEPS_SIGMAS):g} were computed: it was not declared before every "
+    "result was read, so this verdict is read under a rule chosen with part of the evidence "
+    "in view")
+"""What the small-step claim says of when its rule was chosen (in its text and evidence)."""
+
+
+def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, str],
+                       test_digits: int | None = None) -> list[Claim]:
     """Figure 1d's small-alpha claim read where the CNN can learn under noise (``curves``:
     the small-step runs' best-over-steps test accuracy, one per seed; empty where they were
-    left out, ``left_out`` saying why).
+    left out, ``left_out`` saying why; ``test_digits``: as :func:`figure1_claims`).
 
-    The rule, fixed before the runs at sigma = 1 were computed: the claim is judged at each
-    noise level of the runs, and its verdict is the one at the largest noise level where it
-    is testable (not every run of both arms at chance); where it is testable at none, it is
-    NOT-TESTABLE. The evidence gives every level's verdict.
+    The rule: the claim is judged at each noise level of the runs, and its verdict is the
+    one at the largest noise level where it is testable (not every run of both arms at
+    chance); where it is testable at none, it is NOT-TESTABLE. The open-edge rule
+    (:func:`edge_gated`) is applied to the verdict at the level the rule picks, not used to
+    pick it. The evidence gives every level's verdict. The rule was chosen after the runs
+    at the larger noise level had been seen, before those at the smaller were computed
+    (:data:`SMALL_STEPS_RULE`): the claim says so.
     """
     sheet = ClaimSheet(PAPER, scale)
     levels = ", ".join(f"{s:g}" for s in SMALL_STEPS_SIGMAS)
     text = ("small alpha helps at small epsilon, read where the CNN learns under noise: with "
-            "the best of step sizes 0.05 to 1, a level 0 < alpha*Q <= 1 ends above "
-            f"alpha*Q=inf, at the largest noise of Figure 1d's small-step runs (sigma in "
-            f"{levels}) at which the two are not both at chance")
-    restated = ("it was read at sigma = 3 alone, where the small level learns on two seeds "
-                "of three and the comparison is not testable; the runs at sigma = 1 were "
-                "added, and the rule that picks the level was fixed before they were computed")
+            f"the best of step sizes {min(SMALL_STEPS):g} to {max(SMALL_STEPS):g}, a level "
+            "0 < alpha*Q <= 1 ends above alpha*Q=inf, at the largest noise of Figure 1d's "
+            f"small-step runs (sigma in {levels}) at which the two are not both at chance; "
+            + SMALL_STEPS_RULE)
+    restated = (f"it was read at sigma = {max(SMALL_STEPS_SIGMAS):g} alone, where the small "
+                "level learns on some seeds and not on others and the comparison is not "
+                f"testable; then the runs at sigma = {min(SMALL_STEPS_SIGMAS):g} were added "
+                "and the rule that picks the noise level was chosen, before they were "
+                "computed but after the first were seen; the claim now says so")
     if curves.empty:
         sheet.not_run(SMALL_STEPS_CLAIM, text,
                       "; ".join(f"{part}: {why}" for part, why in left_out.items())
@@ -617,17 +727,19 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
         verdict = judged_at_chance(
             Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_small)} (best of "
                        "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN,
-                       ACCURACY_WHY),
+                       accuracy_why(test_digits)),
             small[best_small], _accuracy(end, sigma, math.inf), CHANCE)
-        verdicts.append((sigma, eps, verdict))
+        verdicts.append((sigma, eps, verdict, level_edge("small", list(small), best_small)))
     chosen = next((v for v in verdicts if v[2].status != NOT_TESTABLE), verdicts[0])
-    sigma, eps, verdict = chosen
+    sigma, eps, verdict, edge = chosen
+    verdict = edge_gated(verdict, edge)
     others = "; ".join(f"sigma = {s:g} (eps={e:.3g}): {v.status}, {v.evidence}"
-                       for s, e, v in verdicts if s != sigma)
+                       for s, e, v, _ in verdicts if s != sigma)
     evidence = f"at sigma = {sigma:g}: {verdict.evidence}" + (
         f" | the other noise levels: {others}" if others else "")
     sheet.judged(SMALL_STEPS_CLAIM, Verdict(verdict.status, evidence, verdict.brief), text,
-                 context=f"read at sigma = {sigma:g}, eps={eps:.3g} (RDP)", restated=restated)
+                 context=f"read at sigma = {sigma:g}, eps={eps:.3g} (RDP)",
+                 restated=restated)
     return sheet.claims
 
 
@@ -643,7 +755,9 @@ def envelope_improves(end: pd.DataFrame, value: str, higher_is_better: bool, *,
     """Figure 2 as the paper states it: optimizing over the level of personalization (every
     alpha*Q, 0 and inf included: the black curve) improves the trade-off, that is, at one
     private noise level at least the best level beats the better of local-only and
-    global-only by more than ``margin``. Levels are chosen by their mean over seeds."""
+    global-only by more than ``margin``. Levels are chosen by their mean over seeds; the
+    open-edge rule (:func:`edge_gated`) applies where the grid lacks local or global
+    learning, its natural ends."""
     direction = "greater" if higher_is_better else "less"
     parts = []
     for sigma in sorted(s for s in end["noise_multiplier"].unique() if s > 0):
@@ -653,9 +767,10 @@ def envelope_improves(end: pd.DataFrame, value: str, higher_is_better: bool, *,
         comparison = Comparison(value, f"alpha*Q={_fmt_alpha(best)} (envelope)",
                                 f"alpha*Q={_fmt_alpha(extreme)} (better extreme)", direction,
                                 margin, why)
-        parts.append((f"sigma={sigma:g}", judged_at_chance(
-            comparison, arms[best], arms[extreme], trivial) if trivial else
-            comparison.judge(arms[best], arms[extreme])))
+        verdict = (judged_at_chance(comparison, arms[best], arms[extreme], trivial)
+                   if trivial else comparison.judge(arms[best], arms[extreme]))
+        parts.append((f"sigma={sigma:g}", edge_gated(verdict, level_edge("all", list(arms),
+                                                                         best))))
     if not parts:
         return Verdict(NOT_RUN, "no private noise level in the runs")
     return any_of(parts)
@@ -665,30 +780,35 @@ def personalized_dominates(end: pd.DataFrame, value: str, higher_is_better: bool
                            log: bool = False, margin: float = RISK_MARGIN,
                            why: str = RISK_WHY) -> Verdict:
     """At every private noise level the best strictly personalized level (0 < alpha*Q <
-    inf) beats both local-only and global-only by more than ``margin``."""
+    inf) beats both local-only and global-only by more than ``margin``. Both ends of the
+    strictly personalized levels are open (:func:`level_edge`): a comparison that does not
+    hold at a best level on either end is NOT-TESTABLE (:func:`edge_gated`)."""
     direction = "greater" if higher_is_better else "less"
     parts = []
     for sigma in sorted(s for s in end["noise_multiplier"].unique() if s > 0):
         arms = _level_arms(end, sigma, value, log)
         inside = {a: v for a, v in arms.items() if 0 < a < math.inf}
         best = best_arm(inside, higher_is_better)
+        edge = level_edge("inside", list(inside), best)
         for extreme in (0.0, math.inf):
-            parts.append((f"sigma={sigma:g} vs alpha*Q={_fmt_alpha(extreme)}", Comparison(
-                value, f"alpha*Q={_fmt_alpha(best)}", f"alpha*Q={_fmt_alpha(extreme)}",
-                direction, margin, why).judge(inside[best], arms[extreme])))
+            parts.append((f"sigma={sigma:g} vs alpha*Q={_fmt_alpha(extreme)}", edge_gated(
+                Comparison(value, f"alpha*Q={_fmt_alpha(best)}", f"alpha*Q={_fmt_alpha(extreme)}",
+                           direction, margin, why).judge(inside[best], arms[extreme]), edge)))
     if not parts:
         return Verdict(NOT_RUN, "no private noise level in the runs")
     return combine(parts)
 
 
-def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str
-                   ) -> list[Claim]:
-    """Claims of Figure 2 on the final values per seed of Figures 1c and 1a (C = 1)."""
+def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str,
+                   test_digits: int | None = None) -> list[Claim]:
+    """Claims of Figure 2 on the final values per seed of Figures 1c and 1a (C = 1);
+    ``test_digits``: those of Figure 1c (as :func:`figure1_claims`)."""
     sheet = ClaimSheet(PAPER, scale)
     emnist = final(with_seed(curves_1c))
     sheet.judged(
         "fig2-emnist-envelope-dominates",
-        envelope_improves(emnist, "accuracy", True, trivial=CHANCE),
+        envelope_improves(emnist, "accuracy", True, why=accuracy_why(test_digits),
+                          trivial=CHANCE),
         "EMNIST linear: optimizing over the level of personalization (every alpha*Q, 0 and "
         "inf included; best step) improves the accuracy-privacy trade-off: at one private "
         "noise level at least the best level beats both local-only and global-only",
@@ -698,7 +818,8 @@ def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str
         restated="said the best strictly personalized level (0 < alpha*Q < inf) beats both "
         "extremes at every noise level; the paper's envelope optimizes over every level, "
         "0 and inf included, and says it improves the trade-off, not that it wins at every "
-        "sigma")
+        "sigma",
+        resolution=accuracy_resolution(test_digits))
     synthetic = final(at_figure_clip(with_seed(curves_1a)))
     sheet.judged(
         "fig2-synthetic-envelope-dominates",
@@ -707,7 +828,7 @@ def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str
         "personalized level (0 < alpha*Q < inf, best step) has lower final excess risk than "
         "local-only and global-only (log10, by more than 10%)",
         paper_value="not in the paper (its Figure 2 shows Stack Overflow and EMNIST)",
-        origin="companion")
+        origin="companion", resolution=RISK_RESOLUTION)
     return sheet.claims
 
 
@@ -774,7 +895,8 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
              seed: int = 0, instance: str = SYNTHETIC_INSTANCE,
              printed_epsilon: Mapping[tuple[str, float], float] | None = None,
              curves_1d_small: pd.DataFrame | None = None,
-             small_left_out: Mapping[str, str] | None = None) -> list[Claim]:
+             small_left_out: Mapping[str, str] | None = None,
+             test_digits: Mapping[str, int] | None = None) -> list[Claim]:
     """Every claim of the chapter: Figures 1a, 1c, 1d, 2, Figure 1's epsilon, then Stack
     Overflow (not run).
 
@@ -785,16 +907,47 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     ``seed`` and ``instance``: the synthetic task whose starting risk is Figure 1a's
     trivial baseline. ``curves_1d_small``: the curves of Figure 1d's small-step runs
     (None or empty where they were left out, ``small_left_out`` saying why).
+    ``test_digits``: the test digits of each EMNIST model (``linear``, ``cnn``;
+    :func:`count_test_digits`), which the margins' rationale reads.
     """
+    digits = dict(test_digits or {})
     sheet = ClaimSheet(PAPER, scale)
     notes = setting_notes(settings) if settings is not None else None
     risk0 = starting_risk(synthetic_task(setup.synthetic, seed, instance))
     sheet.extend(figure1a_claims(curves_1a, scale, notes=notes, risk0=risk0))
-    sheet.extend(figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale))
-    sheet.extend(figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale))
+    sheet.extend(figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale,
+                                digits.get("linear")))
+    sheet.extend(figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale,
+                                digits.get("cnn")))
     sheet.extend(small_steps_claims(pd.DataFrame() if curves_1d_small is None
-                                    else curves_1d_small, scale, small_left_out or {}))
-    sheet.extend(figure2_claims(curves_1a, curves_1c, scale))
+                                    else curves_1d_small, scale, small_left_out or {},
+                                    digits.get("cnn")))
+    sheet.extend(figure2_claims(curves_1a, curves_1c, scale, digits.get("linear")))
     epsilon_claim(sheet, printed_epsilon)
     sheet.extend(stackoverflow_claims(scale))
     return sheet.claims
+
+
+def count_test_digits(setup: PpsgdSetup, seed: int, source: str) -> dict[str, int]:
+    """How many test digits each EMNIST model of ``setup`` is scored on (its accuracy is
+    pooled over them): what the accuracy margins' rationale reads."""
+    from fedlib.papers.ppsgd.experiment import load_data
+
+    return {model: len(load_data(model, grid.max_users, grid.test_fraction, seed,
+                                 source).y_test)
+            for model, grid in (("linear", setup.linear), ("cnn", setup.cnn))}
+
+
+def margins_note(test_digits: Mapping[str, int] | None = None) -> str:
+    """The margins the claims are judged with, why each, and what each metric resolves
+    (Markdown; ``test_digits`` as :func:`evaluate`)."""
+    digits = dict(test_digits or {})
+    linear, cnn = digits.get("linear"), digits.get("cnn")
+    same = linear == cnn
+    return ("The margins, declared before the runs were read:\n\n"
+            f"- excess risk (Figure 1a): {RISK_MARGIN:.3f} in log10, {RISK_WHY};\n"
+            f"- test accuracy (Figures 1c, 1d, 2): {ACCURACY_MARGIN:g}, "
+            + (accuracy_why(linear) if same else
+               f"{accuracy_why(linear)} (Figure 1c; Figure 1d: {accuracy_resolution(cnn)})")
+            + f";\n- 'very poor' (Figure 1d): {VERY_POOR_MARGIN:g}, {very_poor_why(cnn)}; "
+            f"chance (0.1) must be cleared by {CHANCE.tolerance:g}.")

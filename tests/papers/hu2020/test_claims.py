@@ -52,6 +52,15 @@ def _repeated(private_curves, plain_curves, fig3, fig4):
     return pd.DataFrame(rows)
 
 
+def _paper_tau(errors, tau=1.0, p_drop=0.2, epsilon=8.0):
+    """The runs of ``paper_tau_runs``: one private run per repeat at tau = 1, P_drop = 0.2,
+    epsilon = 8 (and a projected one, which the claim never reads)."""
+    rows = [{"tau": tau, "p_drop": p_drop, "epsilon": epsilon, "error": e, "repeat": r,
+             "dual": dual} for r, e in enumerate(errors)
+            for dual, e in (("as-written", e), ("projected", 0.097))]
+    return pd.DataFrame(rows)
+
+
 def _fig5(errors):
     """Figure 5's runs: epsilon -> the errors of the repeats (the projected variant beside
     them with the opposite trend, which the claims never read)."""
@@ -78,7 +87,7 @@ LEARNS_3 = {8.0: {0.0: _spread(0.10), 0.5: _spread(0.101), 1.0: _spread(0.10)},
             np.nan: {0.0: _spread(0.01), 0.5: _spread(0.04), 1.0: _spread(0.06)}}
 LEARNS_4 = {8.0: {0.0: _spread(0.15), 0.2: _spread(0.097), 0.5: _spread(0.14)},
             np.nan: {0.0: _spread(0.01), 0.2: _spread(0.02), 0.5: _spread(0.05)}}
-LEARNS_5 = {0.1: _spread(0.16), 1.0: _spread(0.12), 10.0: _spread(0.09)}
+LEARNS_5 = {0.1: _spread(0.15), 1.0: _spread(0.12), 10.0: _spread(0.09)}
 
 
 def _claims(runs, fig5, base=BASE):
@@ -122,8 +131,14 @@ def test_a_private_solver_at_the_majority_class_error_is_not_testable() -> None:
                      "fig5-error-falls-with-epsilon"):
         assert claims[claim_id].status == "NOT-TESTABLE", claim_id
         assert "majority class" in claims[claim_id].evidence
-    # The paper's value is a number, not a ranking: far from it is a failure.
-    assert claims["fig4-private-error-at-paper-optimum"].status == "FAILS"
+    # The paper's value is a number, not a ranking: far from it at both taus the paper's
+    # text supports is a failure; with the runs at tau = 1 not stored, it is not run.
+    assert claims["fig4-private-error-at-paper-optimum"].status == "NOT-RUN"
+    assert "no stored runs at tau = 1" in claims["fig4-private-error-at-paper-optimum"].evidence
+    far = hu_claims.evaluate(_repeated(SETTLED, PLAIN, at_chance_3, at_chance_4),
+                             _fig5(falls_to_chance), "quick", BASE,
+                             at_paper_tau=_paper_tau([0.46, 0.48, 0.47]))
+    assert {c.claim_id: c.status for c in far}["fig4-private-error-at-paper-optimum"] == "FAILS"
     assert claims["fig4-nonprivate-rises"].status == "HOLDS"
 
 
@@ -306,3 +321,194 @@ def test_projection_note_says_which_noise_drives_the_growth() -> None:
     assert "0.90 times" in hu_claims.projection_note(table)
     rescued = table.assign(**{"primal, projected": [1e3, 2e3, np.nan]})
     assert "infeasible duals drive the growth" in hu_claims.projection_note(rescued)
+
+
+# --- the paper's 0.097, read at each tau the paper's text supports ---------------------
+
+
+def _optimum(runs_at_tau, fig4=LEARNS_4):
+    claims = _claims_with(_repeated(SETTLED, PLAIN, LEARNS_3, fig4), _fig5(LEARNS_5),
+                          at_paper_tau=runs_at_tau)
+    return claims["fig4-private-error-at-paper-optimum"]
+
+
+def _claims_with(runs, fig5, base=BASE, **kwargs):
+    return {c.claim_id: c for c in hu_claims.evaluate(runs, fig5, "quick", base, **kwargs)}
+
+
+FAR_4 = {8.0: {0.0: _spread(0.47), 0.2: _spread(0.46), 0.5: _spread(0.48)},
+         np.nan: LEARNS_4[np.nan]}
+
+
+def test_paper_optimum_quotes_the_paper_and_names_both_taus() -> None:
+    claim = _optimum(None)
+    assert hu_claims.PAPER_FIG4_QUOTE in claim.quote and hu_claims.PAPER_FIG5_QUOTE in claim.quote
+    assert "Section VII-B.2, on Fig. 4" in claim.quote
+    assert "tau = 0.5" in claim.text and "tau = 1" in claim.text
+    assert "no tau for Figure 4" in claim.text
+    assert claim.restated.startswith("before: its text said tau = 1")
+
+
+@pytest.mark.parametrize(("fig4", "at_tau", "status"), [
+    (LEARNS_4, None, "HOLDS"),  # met at this chapter's Figure 4 tau: the paper's value holds
+    (FAR_4, None, "NOT-RUN"),  # far off at tau = 0.5, tau = 1 not stored: not run
+    (FAR_4, [0.47, 0.46, 0.48], "FAILS"),  # far off at both
+    (FAR_4, [0.095, 0.097, 0.099], "HOLDS"),  # met at Figure 5's tau
+    (FAR_4, [0.07, 0.13, 0.10], "INCONCLUSIVE"),
+])
+def test_paper_optimum_holds_at_either_tau(fig4, at_tau, status) -> None:
+    claim = _optimum(None if at_tau is None else _paper_tau(at_tau), fig4)
+    assert claim.status == status
+    assert "tau=0.5 (Figure 4 here)" in claim.evidence and "tau=1 (Figure 5's)" in claim.evidence
+
+
+def test_paper_optimum_reads_only_the_runs_at_the_papers_setting() -> None:
+    # Runs at another tau, drop probability or epsilon are not the paper's setting.
+    for wrong in ({"tau": 0.5}, {"p_drop": 0.3}, {"epsilon": 1.0}):
+        claim = _optimum(_paper_tau([0.097, 0.097, 0.097], **wrong), FAR_4)
+        assert claim.status == "NOT-RUN", wrong
+
+
+def test_paper_tau_setup_runs_figure_5s_setting_at_epsilon_8() -> None:
+    setup = hu_claims.paper_tau_setup(hu.tier("quick"))
+    plan = hu.figure_plan(setup, best_drop=hu_claims.PAPER_FIG4_DROP)
+    assert plan == [("fig5", hu.FIG5_TAU, 0.2, hu.EPSILON, "as-written")]
+    configs = hu.configs(setup, 0, stage="fig5", features="hapt-561", lam=1e-3, xi="1",
+                         best_drop=hu_claims.PAPER_FIG4_DROP)
+    assert len(configs) == setup.repeats
+    assert {(c["tau"], c["p_drop"], c["epsilon"], c["dual"]) for c in configs} == {
+        (1.0, 0.2, 8.0, "as-written")}
+
+
+# --- the open-edge rule: the tuned setting and Figure 5's drop probability -------------
+
+
+def _cv(errors):
+    """A cross-validation table: (lambda, xi) -> mean validation error."""
+    return pd.DataFrame([{"lam": lam, "xi": xi, "error": e}
+                         for (lam, xi), e in errors.items()])
+
+
+GRID = {1e-4: 0.020, 1e-3: 0.015, 1e-2: 0.018}
+
+
+@pytest.mark.parametrize(("errors", "edge"), [
+    (GRID, ""),  # interior optimum
+    ({1e-4: 0.015, 1e-3: 0.015, 1e-2: 0.018}, ""),  # a flat optimum reaching inside
+    ({1e-4: 0.010, 1e-3: 0.015, 1e-2: 0.018}, "reached only at 0.0001"),  # the open low end
+    ({1e-4: 0.020, 1e-3: 0.019, 1e-2: 0.018}, "reached only at 0.01,"),  # the open high end
+    ({1e-3: 0.015}, "holds one point"),  # a grid of one point tunes nothing
+])
+def test_tuning_edge_reads_lambda_along_its_grid(errors, edge) -> None:
+    table = _cv({(lam, "1"): e for lam, e in errors.items()})
+    chosen = min(errors, key=lambda lam: (errors[lam], -lam))
+    reason = hu_claims.tuning_edge(table, chosen, "1", over=("lambda",))
+    if edge:
+        assert reason.startswith("untuned:") and edge in reason and "lambda" in reason
+    else:
+        assert reason == ""
+
+
+@pytest.mark.parametrize(("errors", "chosen", "edge"), [
+    ({"1/m": 0.02, "0.5": 0.015, "1": 0.018}, "0.5", False),
+    ({"1/m": 0.02, "0.5": 0.019, "1": 0.015}, "1", False),  # 1 is a natural bound
+    ({"1/m": 0.01, "0.5": 0.019, "1": 0.02}, "1/m", False),  # so is 1/m
+    ({"0.5": 0.019, "1": 0.015}, "1", False),  # best on the natural upper bound
+    ({"0.5": 0.010, "1": 0.015}, "0.5", True),  # best on the low end, which is not 1/m
+    ({"1": 0.015}, "1", True),  # one point: xi could be better below it
+])
+def test_tuning_edge_closes_xi_at_its_natural_bounds(errors, chosen, edge) -> None:
+    table = _cv({(1e-3, xi): e for xi, e in errors.items()})
+    reason = hu_claims.tuning_edge(table, 1e-3, chosen, over=("xi",))
+    assert bool(reason) == edge
+    assert ("xi" in reason) == edge
+
+
+def test_tuning_edge_names_both_parameters() -> None:
+    table = _cv({(1e-3, "1"): 0.01})
+    both = hu_claims.tuning_edge(table, 1e-3, "1")
+    assert "grid of lambda holds one point" in both and "grid of xi holds one point" in both
+    assert "lambda" not in hu_claims.tuning_edge(table, 1e-3, "1", over=("xi",)).split(
+        "but ", 1)[1]
+    assert hu_claims.tuning_edge(table, 1e-3, "1", over=()) == ""
+
+
+def test_an_untuned_setting_makes_every_claim_read_at_it_not_testable() -> None:
+    runs = _repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4)
+    claims = _claims_with(runs, _fig5(LEARNS_5), untuned="untuned: a reason")
+    for claim in claims.values():
+        assert claim.status == "NOT-TESTABLE", claim.claim_id
+        assert "untuned: a reason; as judged at this setting: HOLDS" in claim.evidence
+    # A claim whose runs are missing stays NOT-RUN, saying both.
+    one = _repeated(SETTLED[:1], PLAIN[:1],
+                    {e: {x: v[:1] for x, v in g.items()} for e, g in LEARNS_3.items()},
+                    {e: {x: v[:1] for x, v in g.items()} for e, g in LEARNS_4.items()})
+    missing = _claims_with(one, _fig5({e: v[:1] for e, v in LEARNS_5.items()}),
+                           untuned="untuned: a reason")
+    assert missing["fig4-nonprivate-rises"].status == "NOT-RUN"
+    assert "untuned: a reason" in missing["fig4-nonprivate-rises"].evidence
+
+
+def _fig5_at(p_drop):
+    return _fig5(LEARNS_5).assign(p_drop=p_drop)
+
+
+@pytest.mark.parametrize(("p_drop", "status"), [(0.2, "HOLDS"), (0.0, "HOLDS"),
+                                                 (0.5, "NOT-TESTABLE")])
+def test_figure_5_at_figure_4s_best_drop_on_its_open_end_is_not_testable(p_drop,
+                                                                         status) -> None:
+    # Figure 4's grid is 0, 0.2, 0.5: 0 is a closed end, 0.5 an open one.
+    runs = _repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4)
+    claim = _claims_with(runs, _fig5_at(p_drop))["fig5-error-falls-with-epsilon"]
+    assert claim.status == status
+    if status == "NOT-TESTABLE":
+        assert "open end of Figure 4's grid (0, 0.2, 0.5)" in claim.evidence
+        assert "as judged at this setting: HOLDS" in claim.evidence
+    fig4 = hu_claims.finals(runs)
+    fig4 = fig4[fig4["figure"] == "fig4"]
+    assert bool(hu_claims.drop_edge(fig4, _fig5_at(p_drop))) == (status == "NOT-TESTABLE")
+
+
+# --- what the margins mean, read from the test split ------------------------------------
+
+
+def test_the_error_margins_rationale_says_what_the_metric_resolves() -> None:
+    base = hu_claims.Baselines(0.17, 1000.0, test_sizes=(80, 100))
+    why = base.error_why()
+    # One window in one of two tasks moves the mean by 1/(2*100) to 1/(2*80).
+    assert "resolves 0.00500-0.00625 (one test window in one of 2 tasks)" in why
+    assert "not what the metric resolves" in why and "choice of this chapter" in why
+    # 0.01 in windows: the mean of 1/n is 0.01125, so about 0.89 windows in every task.
+    assert "about 0.89 window(s) in every task, 2 of 180 in all" in why
+    full = base.error_why(short=False)
+    assert "71-103" not in full and "80-100 test windows per task (180 in all)" in full
+    assert "the 2-task mean by 0.00500-0.00625" in full
+    assert "the paper's terms" in hu_claims.PLATEAU_WHY
+    assert "reproduction tolerance" in base.paper_value_why()
+    unknown = hu_claims.Baselines(0.17, 1000.0)
+    assert "unknown" in unknown.error_why() and "window(s)" not in unknown.error_why()
+
+
+def test_judged_claims_carry_the_computed_rationale() -> None:
+    base = hu_claims.Baselines(0.17, 1000.0, test_sizes=(80, 100))
+    claims = _claims_with(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4), _fig5(LEARNS_5),
+                          base=base)
+    assert "resolves 0.00500-0.00625" in claims["fig4-nonprivate-rises"].evidence
+    note = hu_claims.margins_note(base)
+    assert note.count("\n- ") == 3 and "80-100 test windows" in note
+
+
+def test_baselines_record_the_test_split_sizes() -> None:
+    train = [(np.zeros((4, 2)), np.ones(4))]
+    test = [(np.zeros((3, 2)), np.array([1.0, -1.0, -1.0]))]
+    assert hu_claims.baselines(train, test).test_sizes == (3,)
+
+
+def test_claims_of_several_comparisons_close_with_what_the_metric_resolves() -> None:
+    base = hu_claims.Baselines(0.17, 1000.0, test_sizes=(80, 100))
+    claims = _claims_with(_repeated(SETTLED, PLAIN, LEARNS_3, LEARNS_4), _fig5(LEARNS_5),
+                          base=base)
+    assert claims["fig2-private-plateaus-above"].evidence.endswith(
+        "what the metric resolves: " + hu_claims.PRIMAL_RESOLUTION)
+    assert claims["fig4-private-interior-minimum"].evidence.endswith(
+        "what the metric resolves: " + base.resolution(short=True))

@@ -149,3 +149,35 @@ def test_the_probe_notes_name_claims_the_probe_makes() -> None:
     probe_notes = {k for k in hu_claims.VERDICT_CHANGES
                    if k.startswith(("probe-", "continuity-"))}
     assert probe_notes and probe_notes <= ids
+
+
+def test_the_probe_at_an_untuned_setting_is_not_testable_but_continuity_stands() -> None:
+    claims = {c.claim_id: c for c in hu_claims.evaluate_probe(
+        _probe(), _plain(), SETUP, LAM, "quick", BASE, untuned="untuned: lambda and xi",
+        untuned_xi="untuned: xi")}
+    assert claims["probe-private-learns-at-some-lambda"].status == "NOT-TESTABLE"
+    assert "untuned: xi; as judged at this setting: FAILS" in claims[
+        "probe-private-learns-at-some-lambda"].evidence
+    assert claims["probe-private-learns-at-paper-n-min"].status == "NOT-TESTABLE"
+    assert "untuned: lambda and xi" in claims["probe-private-learns-at-paper-n-min"].evidence
+    assert claims["continuity-zero-noise-is-non-private"].status == "HOLDS"
+    # Only xi untuned: the other lambdas are read at it, the chosen lambda's n_min run too.
+    only_lambda = {c.claim_id: c.status for c in hu_claims.evaluate_probe(
+        _probe(), _plain(), SETUP, LAM, "quick", BASE, untuned="untuned: lambda")}
+    assert only_lambda["probe-private-learns-at-some-lambda"] == "FAILS"
+    assert only_lambda["probe-private-learns-at-paper-n-min"] == "NOT-TESTABLE"
+
+
+def test_the_tuning_note_says_which_claims_the_rule_reaches() -> None:
+    assert "tuned setting" in hu_claims.tuning_note("", "")
+    both = hu_claims.tuning_note("untuned: reason", "untuned: xi")
+    assert both.startswith("**Open edge.** Untuned: reason.") and "other lambdas included" in both
+    assert "keep their verdict" in hu_claims.tuning_note("untuned: reason", "")
+
+
+def test_the_probe_note_says_when_its_findings_are_read_at_an_untuned_setting() -> None:
+    claims = hu_claims.evaluate_probe(_probe(), _plain(), SETUP, LAM, "quick", BASE,
+                                      untuned="untuned: lambda", untuned_xi="untuned: xi")
+    note = hu_claims.probe_note(_status(claims), hu_claims.probe_points(_probe(), SETUP, LAM),
+                                BASE)
+    assert "not testable at this tier" in note and "not shown to be tuned" in note

@@ -334,11 +334,11 @@ def test_emnist_envelope_is_read_as_the_paper_states_it() -> None:
     # Personalization wins at sigma = 1; at sigma = 3 global-only is the best level. The
     # earlier statement (a strictly personalized level beats both extremes at every noise
     # level) failed; the paper's envelope, which includes both extremes, improves on them.
-    mixed = _end({(1, 0): 0.5, (1, 0.3): 0.7, (1, INF): 0.6,
-                  (3, 0): 0.5, (3, 0.3): 0.55, (3, INF): 0.62})
+    mixed = _end({(1, 0): 0.5, (1, 0.1): 0.6, (1, 0.3): 0.7, (1, 1): 0.65, (1, INF): 0.6,
+                  (3, 0): 0.5, (3, 0.1): 0.52, (3, 0.3): 0.55, (3, 1): 0.54, (3, INF): 0.62})
     assert _figure2(mixed)["fig2-emnist-envelope-dominates"] == "HOLDS"
     strict = claims.personalized_dominates(mixed, "accuracy", True, margin=0.01)
-    assert strict.status == "FAILS"
+    assert strict.status == "FAILS"  # the best strictly personalized level is inside the grid
     never = _end({(s, a): v for s in (1, 3) for a, v in ((0, 0.5), (0.3, 0.55), (INF, 0.7))})
     assert _figure2(never)["fig2-emnist-envelope-dominates"] == "FAILS"
     tie = _end({(1, 0): 0.5, (1, 0.3): 0.603, (1, INF): 0.6}, spread=0.004)
@@ -406,10 +406,16 @@ def test_small_steps_claim_is_read_at_the_largest_noise_where_it_is_testable() -
     assert claim.claim_id == "fig1d-small-alpha-small-steps" and claim.status == "HOLDS"
     assert "sigma in 1, 3" in claim.text and "read at sigma = 3" in claim.evidence
     assert "alpha*Q=0.1 (best of" in claim.evidence and "sigma = 1 (eps=" in claim.evidence
-    # At sigma = 1 the small level also leads; at sigma = 3 global-only now does: FAILS.
+    # At sigma = 1 the small level also leads; at sigma = 3 global-only now does. Where
+    # the best small level is alpha*Q = 1, the claim's own bound, that FAILS; where it is
+    # 0.1, the lowest of the grid, a level closer to 0 could make it hold: NOT-TESTABLE.
     flipped = _small_steps_curves()
     noisy_global = (flipped["noise_multiplier"] == 3) & (flipped["alpha_q"] == INF)
     flipped.loc[noisy_global, "accuracy"] = 0.6
+    [open_end] = claims.small_steps_claims(flipped, "paper", {})
+    assert open_end.status == "NOT-TESTABLE" and "an open end of the grid" in open_end.evidence
+    assert "on this grid: FAILS" in open_end.evidence
+    flipped.loc[(flipped["noise_multiplier"] == 3) & (flipped["alpha_q"] == 1), "accuracy"] = 0.5
     assert claims.small_steps_claims(flipped, "paper", {})[0].status == "FAILS"
     # Every run at sigma = 3 at chance: the claim is read at sigma = 1, where it holds,
     # and where global-only leads there it fails, whatever sigma = 3 says.
@@ -561,3 +567,112 @@ def test_emnist_data_table_describes_the_writers() -> None:
     assert table.loc["train digits", ""] + table.loc["test digits", ""] == 140
     assert table.loc["train digits per writer (median)", ""] == int(
         np.median(data.train_counts()))
+
+
+# --- the open-edge rule on the best of a set of personalization levels ------------------
+
+
+@pytest.mark.parametrize(("kind", "levels", "best", "open_end"), [
+    ("small", (0.1, 1.0), 0.1, "lowest"),  # alpha*Q -> 0 could extend below 0.1
+    ("small", (0.1, 1.0), 1.0, ""),  # 1 is the claim's own bound
+    ("small", (0.1, 0.3), 0.3, "highest"),  # the grid stops short of 1
+    ("finite", (0.0, 0.3, 1.0, 3.0), 0.0, ""),  # local learning is a natural bound
+    ("finite", (0.0, 0.3, 1.0, 3.0), 3.0, "highest"),  # larger finite levels exist
+    ("finite", (0.0, 0.3, 1.0, 3.0), 1.0, ""),  # inside
+    ("inside", (0.3,), 0.3, "lowest and highest"),  # one level: both ends open
+    ("inside", (0.1, 0.3, 1.0), 0.1, "lowest"),
+    ("all", (0.0, 1.0, INF), 0.0, ""),  # local and global learning are natural bounds
+    ("all", (0.0, 1.0, INF), INF, ""),
+    ("all", (0.1, 1.0, INF), 0.1, "lowest"),  # a grid without local learning
+])
+def test_level_edge_knows_which_ends_are_natural(kind, levels, best, open_end) -> None:
+    reason = claims.level_edge(kind, levels, best)
+    if open_end:
+        assert f"is the {open_end} of the levels" in reason and "open end" in reason
+    else:
+        assert reason == ""
+
+
+def test_edge_gated_keeps_a_holds_and_a_not_run() -> None:
+    reason = claims.level_edge("small", (0.1, 1.0), 0.1)
+    for status in ("HOLDS", "NOT-RUN", "NOT-TESTABLE"):
+        verdict = claims.Verdict(status, "evidence")
+        assert claims.edge_gated(verdict, reason) is verdict
+    for status in ("FAILS", "INCONCLUSIVE"):
+        gated = claims.edge_gated(claims.Verdict(status, "evidence"), reason)
+        assert gated.status == "NOT-TESTABLE"
+        assert gated.evidence.endswith(f"on this grid: {status} (evidence)")
+        assert gated.brief == "the best level alpha*Q=0.1 is the lowest of the levels it is " \
+                              "the best of, an open end"
+    assert claims.edge_gated(claims.Verdict("FAILS", "e"), "").status == "FAILS"
+
+
+def test_small_alpha_at_the_lowest_level_failing_is_not_testable() -> None:
+    curves = _figure1_curves()
+    noisy_global = (curves["noise_multiplier"] == 3) & (curves["alpha_q"] == INF)
+    curves.loc[noisy_global, "accuracy"] = 0.9
+    # The best small level is 1 (0.45 against 0.4 at 0.1): the claim's bound, so FAILS.
+    statuses = _statuses(claims.figure1_claims(curves, "linear", (0, 3), "quick"))
+    assert statuses["fig1c-small-alpha-small-eps"] == "FAILS"
+    # The best small level is 0.1, the lowest of the grid: a smaller one could hold.
+    curves.loc[(curves["noise_multiplier"] == 3) & (curves["alpha_q"] == 0.1), "accuracy"] = 0.5
+    statuses = _statuses(claims.figure1_claims(curves, "linear", (0, 3), "quick"))
+    assert statuses["fig1c-small-alpha-small-eps"] == "NOT-TESTABLE"
+
+
+def test_synthetic_dominance_failing_at_the_lowest_level_is_part_untested() -> None:
+    # At sigma = 3 local-only beats the best strictly personalized level, 0.3, the lowest.
+    end = _end({(1, 0): 0.5, (1, 0.3): 0.7, (1, 1): 0.65, (1, INF): 0.6,
+                (3, 0): 0.6, (3, 0.3): 0.55, (3, 1): 0.5, (3, INF): 0.4})
+    verdict = claims.personalized_dominates(end, "accuracy", True, margin=0.01)
+    assert verdict.status == "INCONCLUSIVE" and verdict.evidence.startswith("part untested")
+    assert "sigma=3 vs alpha*Q=0: NOT-TESTABLE" in verdict.evidence
+    # With the best inside level in the middle of the grid, the same loss is a failure.
+    inside = _end({(3, 0): 0.6, (3, 0.1): 0.5, (3, 0.3): 0.55, (3, 1): 0.5, (3, INF): 0.4})
+    assert claims.personalized_dominates(inside, "accuracy", True, margin=0.01).status == "FAILS"
+
+
+def test_the_small_steps_claim_says_when_its_rule_was_chosen() -> None:
+    [claim] = claims.small_steps_claims(_small_steps_curves(), "paper", {})
+    assert claims.SMALL_STEPS_RULE in claim.text
+    assert "chosen after the runs at sigma = 3 had been seen" in claim.text
+    assert "after the first were seen" in claim.restated
+    [not_run] = claims.small_steps_claims(pd.DataFrame(), "quick", {"part": "why"})
+    assert claims.SMALL_STEPS_RULE in not_run.text
+
+
+# --- what the margins mean ---------------------------------------------------------------
+
+
+def test_margins_say_what_the_metric_resolves() -> None:
+    why = claims.accuracy_why(2500)
+    assert "the paper's terms" in why and "2,500 test digits" in why
+    assert "moves by 0.00040 per digit" in why and "at most 0.0100" in why
+    assert "not given" in claims.accuracy_why(None)
+    assert "the paper's terms" in claims.RISK_WHY and "closed form" in claims.RISK_WHY
+    assert "'perform very poorly'" in claims.very_poor_why(2500)
+    note = claims.margins_note({"linear": 2500, "cnn": 2500})
+    assert note.count("\n- ") == 3 and "Figure 1d:" not in note
+    assert "Figure 1d: the metric" in claims.margins_note({"linear": 2500, "cnn": 400})
+
+
+def test_evaluate_reads_the_test_digits_into_the_evidence() -> None:
+    setup = experiment.tier("smoke")
+    curves_1c = _figure1_curves()
+    evaluated = {c.claim_id: c for c in claims.evaluate(
+        _seeded(LIKE_PAPER), curves_1c, curves_1c, setup, "smoke",
+        test_digits={"linear": 2500, "cnn": 400})}
+    assert "2,500 test digits" in evaluated["fig1c-local-poor"].evidence
+    assert "400 test digits" in evaluated["fig1d-local-very-poor"].evidence
+
+
+def test_claims_of_several_comparisons_close_with_what_the_metric_resolves() -> None:
+    evaluated = {c.claim_id: c for c in claims.figure1a_claims(_seeded(LIKE_PAPER), "quick")}
+    for claim in evaluated.values():
+        assert claim.evidence.endswith("what the metric resolves: " + claims.RISK_RESOLUTION)
+    figure2 = {c.claim_id: c for c in claims.figure2_claims(_seeded(LIKE_PAPER),
+                                                            _figure1_curves(), "quick", 2500)}
+    assert figure2["fig2-emnist-envelope-dominates"].evidence.endswith(
+        claims.accuracy_resolution(2500))
+    assert figure2["fig2-synthetic-envelope-dominates"].evidence.endswith(
+        claims.RISK_RESOLUTION)
