@@ -181,7 +181,7 @@ PAPER_SENTENCES = {
         "of epsilon=5 and epsilon=20 in Fig. 9\", read with the paper's eq. (46) as in "
         "scenario 1",
 }
-"""The sentence of the paper each claim of the paper tests (its ``paper_value``)."""
+"""The sentence of the paper each claim of the paper tests (its ``quote``)."""
 
 PAPER_R = ("Section III: \"considering T aggregation times, the revelation of local parameters "
            "while uploading can be at most R times (R <= T)\"; Section VI-A: \"The personalized "
@@ -538,7 +538,7 @@ def margin_said(verdict: Verdict, why: str, margin: float = LOSS_MARGIN,
 def _judged(sheet: ClaimSheet, claim_id: str, verdict: Verdict, text: str, why: str,
             **kwargs: Any) -> None:
     sheet.judged(claim_id, margin_said(verdict, why), text,
-                 paper_value=PAPER_SENTENCES.get(claim_id, ""), **kwargs)
+                 quote=PAPER_SENTENCES.get(claim_id, ""), **kwargs)
 
 
 FIG2_RESTATED = (
@@ -575,7 +575,7 @@ def _private(sheet: ClaimSheet, runs: pd.DataFrame, finals: pd.DataFrame,
         verdict, context = private_claim(runs, finals, setup, claim)
         sheet.judged(claim.claim_id + suffix, verdict, lead + claim.text, context=context,
                      origin=origin,
-                     paper_value=PAPER_SENTENCES[claim.claim_id] if origin == "paper" else "")
+                     quote=PAPER_SENTENCES[claim.claim_id] if origin == "paper" else "")
     if scenario == "S4":
         r = setup.small_exposures
         sheet.judged(CONVERGES + suffix,

@@ -129,12 +129,12 @@ def test_claims_hold_when_the_runs_rank_as_the_paper_says() -> None:
     assert by_id["fig2-012-best"].evidence.endswith(
         f"; margin 0.02 nats: {pad_claims.loss_why(_small_setup(), 'S1')}")
     assert by_id["fig2-012-best"].restated.startswith("was: '0-1-2' gives a lower final loss")
-    assert "optimal ratio" in by_id["fig2-012-best"].paper_value
+    assert "optimal ratio" in by_id["fig2-012-best"].quote
     assert "optimal ratio" in by_id["fig2-012-best"].text
     assert by_id["fig9-adaptive-converges"].origin == "companion"
-    assert by_id["fig9-adaptive-converges"].paper_value == ""
+    assert by_id["fig9-adaptive-converges"].quote == ""
     assert {c.origin for c in claims if c.claim_id != "fig9-adaptive-converges"} == {"paper"}
-    assert all(c.paper_value for c in claims if c.origin == "paper")
+    assert all(c.quote for c in claims if c.origin == "paper")
     evidence = by_id["fig3-eps20-below-eps5"].evidence
     assert evidence.startswith("judged at R=1 < T=2 (inferred, the server adds noise); mean "
                                "test accuracy at R=1: 0-1-2 eps=20 0.500")
