@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.pfa import experiment, tuning
-from fedlib.papers.pfa.paper_tier import PAPER_GRID
+from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS
 from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 from fedlib.sweeps import sweep
@@ -241,7 +241,8 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
 def tuned_configs(tuned: Tuning, seed: int, setup: experiment.PfaSetup | None = None
                   ) -> list[dict[str, Any]]:
     """The setting's paper-tier configs with every tuned method at its chosen rate and
-    k (the methods not tuned keep the tier's values, and are left out)."""
+    k (the methods not tuned are left out); beyond the first seed, only the aggregators
+    the tier repeats (:data:`fedlib.papers.pfa.paper_tier.REPEAT_AGGREGATORS`)."""
     chosen = {row["aggregator"]: row for _, row in tuned.choices.iterrows()}
     skip = tuned.untuned()
     configs = []
@@ -249,6 +250,9 @@ def tuned_configs(tuned: Tuning, seed: int, setup: experiment.PfaSetup | None = 
         aggregator = config["aggregator"]
         if aggregator in skip or aggregator not in chosen or config["projection"] != "public":
             continue
+        later = REPEAT_AGGREGATORS.get((config["figure"], config["model"]))
+        if config["seed"] > seed and later is not None and aggregator not in later:
+            continue  # the later seeds run the aggregators the claims read, as the tier does
         choice = chosen[aggregator]
         k = int(choice["k"]) if "k" in choice and pd.notna(choice.get("k")) else config["k"]
         configs.append({**config, "lr": float(choice["lr"]), "k": k})
