@@ -32,13 +32,16 @@ from fedlib.papers.hu2020.experiment import (
     Task,
     run,
     task_sizes,
+    tier,
     xi_value,
 )
 from fedlib.privacy import epsilon as exact_epsilon
 from fedlib.privacy import hu2020_sigma
+from fedlib.render.prose import Missing
 from fedlib.runs.cache import MissingRunsError
 from fedlib.verdicts.claims import Claim, ClaimSheet, quoted
 from fedlib.verdicts.compare import (
+    HOLDS,
     NOT_RUN,
     NOT_TESTABLE,
     Comparison,
@@ -827,8 +830,9 @@ def defect_note(points: dict[str, pd.DataFrame], base: Baselines, setup: HuSetup
         text += ("Without noise the private code path is the non-private solver, which "
                  "learns; with Theorem 5's noise (factor 1, above) it does not beat the "
                  "majority class"
-                 + (" (this tier runs no factor between 0 and 1; the quick tier traces "
-                    "them)" if len(scaled) == 1 else "")
+                 + (" (this tier's grid runs no factor between 0 and 1; the quick tier "
+                    "traces them at its own rounds, the noise trace below at the paper's)"
+                    if len(scaled) == 1 else "")
                  + ": the failure is the size of the noise Theorem 5 prescribes, not a "
                  "defect of the update.")
     elif continuity:
@@ -939,6 +943,136 @@ def noise_against_signal(private: pd.DataFrame, d: int, n_min: int, smallest: in
     return pd.DataFrame(rows)
 
 
+def round_epsilon(sigma1: float, sigma2: float, rate: float, rounds: int) -> float:
+    """The epsilon the RDP accountant gives (at :data:`DELTA`) for ``rounds`` rounds of
+    Algorithm 1 with noise multipliers ``sigma1`` (dual state) and ``sigma2`` (upload): the
+    two releases of a round are one Gaussian mechanism of multiplier
+    (sigma1^-2 + sigma2^-2)^-1/2, and a record takes part in a round with probability
+    ``rate`` (p q: device active, coordinate sampled), taken as Poisson sampling. Without
+    noise (a multiplier of 0) it is infinite."""
+    if sigma1 <= 0 or sigma2 <= 0:
+        return math.inf
+    combined = 1.0 / math.sqrt(sigma1**-2 + sigma2**-2)
+    return exact_epsilon(combined, min(1.0, rate), rounds, DELTA, accountant="rdp")
+
+
+NOISE_TRACE_COLUMNS = ("repeats", "test error", "95% interval", "beats the majority class",
+                       "sigma1", "RDP epsilon over K H rounds")
+"""The columns of :func:`noise_trace_table` (its index: the factor on Theorem 5's noise)."""
+
+
+def noise_trace_points(trace: pd.DataFrame, chapter_probe: pd.DataFrame | None = None
+                       ) -> dict[float, pd.DataFrame]:
+    """Factor on Theorem 5's noise -> the private runs of the noise trace at it (one row per
+    run, :func:`probe_runs`), largest factor first.
+
+    ``trace``: the runs of the noise trace (every round, or their finals);
+    ``chapter_probe``: the chapter's own probe runs, of which the factors the trace does not
+    run (the runs without noise) are added at the trace's lambda and n_min."""
+    private = probe_runs(trace)
+    private = private[private["epsilon"].notna()]
+    if chapter_probe is not None and len(chapter_probe) and len(private):
+        extra = probe_runs(chapter_probe)
+        extra = extra[extra["epsilon"].notna() & extra["lam"].isin(set(private["lam"]))
+                      & extra["n_min"].isin(set(private["n_min"]))
+                      & ~extra["noise_scale"].isin(set(private["noise_scale"]))]
+        private = pd.concat([private, extra], ignore_index=True)
+    return {float(scale): private[private["noise_scale"] == scale]
+            for scale in sorted(set(private["noise_scale"]), reverse=True)}
+
+
+def _trace_epsilon(frame: pd.DataFrame, rounds: int) -> float:
+    """:func:`round_epsilon` of the runs in ``frame`` (their multipliers and their sampling
+    rate p q, p = 1 - P_drop) over ``rounds`` rounds."""
+    rate = float(((1.0 - frame["p_drop"]) * frame["q"]).mean())
+    return round_epsilon(float(frame["sigma1"].mean()), float(frame["sigma2"].mean()), rate,
+                         rounds)
+
+
+def noise_trace_table(points: dict[float, pd.DataFrame], setup: HuSetup,
+                      base: Baselines) -> pd.DataFrame:
+    """The noise trace (:func:`noise_trace_points`), one row per factor from the largest
+    down (index ``noise scale``): the repeats, the mean test error over them with its 95%
+    interval, whether it beats the majority class by more than :data:`ERROR_MARGIN` over the
+    repeats (HOLDS, FAILS, ...), the multiplier sigma1, and the epsilon the RDP accountant
+    gives for that noise over the setup's K H rounds (:func:`round_epsilon`, from the runs'
+    own multipliers and sampling rate)."""
+    rounds = setup.inner_rounds * setup.outer_rounds
+    rows = []
+    for scale, frame in points.items():
+        est = estimate(_errors(frame))
+        rows.append({
+            "noise scale": scale, "repeats": est.n, "test error": est.mean,
+            "95% interval": (f"[{est.low:.3f}, {est.high:.3f}]" if est.n > 1 else "n=1"),
+            "beats the majority class": _learns(frame, f"noise x {scale:g}", base).status,
+            "sigma1": float(frame["sigma1"].mean()),
+            "RDP epsilon over K H rounds": _trace_epsilon(frame, rounds),
+        })
+    return pd.DataFrame(rows, columns=["noise scale", *NOISE_TRACE_COLUMNS]).set_index(
+        "noise scale")
+
+
+def noise_trace_prose(points: dict[float, pd.DataFrame], setup: HuSetup, base: Baselines,
+                      lam: float) -> tuple[str, dict[str, Any]]:
+    """The paragraph on the noise trace (:func:`noise_trace_points`), as a template and its
+    values for :func:`fedlib.render.prose.say`: the error at Theorem 5's noise; at the factor
+    whose RDP epsilon lies nearest the paper's epsilon = 8 (the noise an exact accountant
+    prices at about the privacy the paper asks for); at the largest factor at which the
+    private solver beats the majority class, with the epsilon there; at the smallest factor;
+    and without noise. A value the trace does not hold reads as not stored."""
+    rounds = setup.inner_rounds * setup.outer_rounds
+    absent = Missing("not stored")
+
+    def error(scale: float | None) -> Any:
+        return estimate(_errors(points[scale])) if scale in points else absent
+
+    def eps(scale: float | None) -> Any:
+        return _trace_epsilon(points[scale], rounds) if scale in points else absent
+
+    def learns(scale: float | None) -> bool:
+        return (scale in points
+                and _learns(points[scale], f"noise x {scale:g}", base).status == HOLDS)
+
+    scaled = [s for s in points if 0 < s < 1]
+    near = min(scaled, key=lambda s: abs(math.log(eps(s) / EPSILON)), default=None)
+    learning = [s for s in scaled if learns(s)]
+    smallest = min(scaled, default=None)
+    values: dict[str, Any] = {
+        "rounds": rounds, "lam": lam, "theorem": error(1.0), "theorem_eps": eps(1.0),
+        "target": EPSILON,
+        "near": absent if near is None else near, "near_eps": eps(near),
+        "near_error": error(near), "majority": base.majority_error,
+    }
+    text = ("At the paper's {rounds:,} rounds (λ = {lam:g}, τ = 0, no device dropped), "
+            "Algorithm 1 ends at a test error of {theorem} with Theorem 5's noise, set for "
+            "ε = {target:g} and priced by an exact RDP accountant at ε = {theorem_eps:.3g}, "
+            "and at {near_error} with that noise scaled by {near:g}, which the accountant "
+            "prices at ε = {near_eps:.3g}, of the factors run the nearest to the paper's "
+            "ε: ")
+    text += ("at about the privacy the paper asks for, the private solver beats the majority "
+             "class ({majority:.3f}). " if learns(near) else
+             "noise at about the privacy the paper asks for does not let the private solver "
+             "beat the majority class ({majority:.3f}). ")
+    values.update(smallest=absent if smallest is None else smallest,
+                  smallest_error=error(smallest), zero_error=error(0.0))
+    if not learning:
+        return text + ("At no factor down to {smallest:g} does it beat the majority class "
+                       "(there: {smallest_error:.4f}; without noise: {zero_error:.4f})."), values
+    learn = max(learning)
+    values.update(learn=learn, learn_error=error(learn), learn_eps=eps(learn),
+                  inverse=1.0 / learn)
+    text += ("Scaled further down, it first beats the majority class at {learn:g} times "
+             "Theorem 5's noise ({learn_error}), and at {smallest:g} times it reaches "
+             "{smallest_error:.4f}, against {zero_error:.4f} without noise: Algorithm 1 "
+             "learns only with about 1/{inverse:,.0f} of the noise Theorem 5 prescribes")
+    top = max(tier("paper").epsilons)
+    if eps(learn) > top:
+        values["top"] = top
+        return text + (", where the RDP accountant's ε, {learn_eps:,.0f}, lies far beyond "
+                       "any the paper considers (its Figure 5 stops at ε = {top:g})."), values
+    return text + ", at an RDP ε of {learn_eps:.3g}.", values
+
+
 def accounting_table(setup: HuSetup, n_train: np.ndarray, epsilons: tuple[float, ...],
                      tau: float, p_drop: float) -> pd.DataFrame:
     """Theorem 5's noise, and the epsilon exact accountants give for it.
@@ -960,8 +1094,7 @@ def accounting_table(setup: HuSetup, n_train: np.ndarray, epsilons: tuple[float,
             rows.append({
                 "target epsilon": eps, "rounds accounted": label, "sigma1": s1, "sigma2": s2,
                 "combined multiplier": z,
-                "RDP epsilon over K H rounds": exact_epsilon(z, min(1.0, p * q), total, DELTA,
-                                                             accountant="rdp"),
+                "RDP epsilon over K H rounds": round_epsilon(s1, s2, p * q, total),
             })
     return pd.DataFrame(rows)
 

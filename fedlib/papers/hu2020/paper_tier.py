@@ -5,11 +5,21 @@ five repeats of every point a claim compares. Measured here (2 shared cores, und
 a run takes about 50 CPU-seconds at n_min = 50, private or not, and about 4.3 times that
 at the paper's n_min (213 local steps); the cut grid below took 1.18 CPU-hours (75 runs,
 0.30 of them the probe's five runs at the paper's n_min).
-The full grid at ten repeats would take about 10 CPU-hours."""
+The full grid at ten repeats would take about 10 CPU-hours.
+
+Beside the grid, the paper tier reads a noise trace from stored runs only
+(:func:`stored_noise_trace`): the private solver with Theorem 5's noise scaled by factors
+between 1 and 0 at the paper's rounds, which the grid's cuts leave out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
 from fedlib.papers.hu2020 import experiment
+from fedlib.runs.cache import MissingRunsError, stored_only
 from fedlib.runs.grid_cuts import GridCut, PaperGrid
 
 PAPER_GRID = PaperGrid(
@@ -57,3 +67,52 @@ PAPER_GRID = PaperGrid(
     cut_cpu_hours=1.18,
 )
 """The grid of the book's paper tier."""
+
+
+NOISE_TRACE_SCALES = (0.316, 1e-2, 1e-3, 1e-4)
+"""The factors on Theorem 5's noise of the paper tier's noise trace: about 10^-1/2 (the
+noise an exact RDP accountant prices near the paper's epsilon = 8), then 10^-2, 10^-3 and
+10^-4. The quick tier traces factors at its own 200 rounds; the paper tier's grid runs
+factor 0 only (:data:`PAPER_GRID`), and this trace fills the factors between, at the
+paper's 20,000 rounds."""
+NOISE_TRACE_REPEATS = 3
+"""Repeats of every point of the noise trace."""
+NOISE_TRACE_TIERS = ("paper",)
+"""The tiers that read the noise trace (its runs are the paper tier's)."""
+NOISE_TRACE_COST = ("its 12 runs of 20,000 rounds take about 9 CPU-minutes (measured: 533 "
+                    "CPU-seconds for the 12 in one solver pass on 2 shared cores; the three at "
+                    "Theorem 5's noise are the chapter's own)")
+"""What computing the noise trace costs, in words."""
+
+
+def noise_trace_setup(setup: experiment.HuSetup, lam: float) -> experiment.HuSetup:
+    """``setup`` (the paper tier's) whose ``probe`` stage, at the chosen ``lam``, runs the
+    noise trace: the private solver at Theorem 5's noise (factor 1, runs the chapter's
+    Figure 2(a) shares) and at every factor of :data:`NOISE_TRACE_SCALES`, with
+    :data:`NOISE_TRACE_REPEATS` repeats each, at the setup's n_min."""
+    return replace(setup, noise_scales=NOISE_TRACE_SCALES, probe_repeats=NOISE_TRACE_REPEATS,
+                   probe_lams=(lam,), probe_n_min=None)
+
+
+def stored_noise_trace(setup: experiment.HuSetup, seed: int, scale: str, *, features: str,
+                       lam: float, xi: str, **kwargs: Any) -> tuple[pd.DataFrame | None, str]:
+    """The runs of the noise trace (:func:`noise_trace_setup`), read from the stored runs
+    only (nothing is computed, whatever the build allows), and ``""``; or None and why not:
+    the tier does not read the trace (:data:`NOISE_TRACE_TIERS`), or its runs are not all
+    stored. ``kwargs`` go to :func:`~fedlib.papers.hu2020.experiment.run`. To compute the
+    runs, call that function on the setup :func:`noise_trace_setup` gives, ``stage="probe"``."""
+    if scale not in NOISE_TRACE_TIERS:
+        return None, f"it runs at the paper tier only, not at the {scale} tier"
+    try:
+        with stored_only():
+            runs = experiment.run(noise_trace_setup(setup, lam), seed, stage="probe",
+                                  features=features, lam=lam, xi=xi, **kwargs)
+    except MissingRunsError as error:
+        return None, "its runs are not all stored (" + str(error).split(". ", 1)[0] + ")"
+    return runs, ""
+
+
+def noise_trace_absent(reason: str) -> str:
+    """The sentence a page shows in place of the noise trace (Markdown), from the reason
+    :func:`stored_noise_trace` gives."""
+    return f"The noise trace at the paper's rounds is not shown here: {reason}; {NOISE_TRACE_COST}."

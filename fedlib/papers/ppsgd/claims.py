@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,13 @@ from fedlib.papers.ppsgd.experiment import (
     PpsgdSetup,
     synthetic_task,
 )
-from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS, SMALL_STEPS_SIGMAS
+from fedlib.papers.ppsgd.paper_tier import (
+    SMALL_STEPS,
+    SMALL_STEPS_SIGMAS,
+    SMALLEST_STEP,
+    SMALLEST_STEP_LEVELS,
+    SMALLEST_STEP_SIGMA,
+)
 from fedlib.papers.ppsgd.readouts import (
     FIGURE1A_PANEL_SIGMAS,
     LOCAL_WINS_FROM,
@@ -46,14 +53,18 @@ from fedlib.papers.ppsgd.readouts import (
     final,
     iterations_run,
     mean_over_seeds,
+    seeds_of,
+    smallest_step_peak,
     values,
     with_seed,
 )
 from fedlib.verdicts.claims import Claim, ClaimSheet
 from fedlib.verdicts.compare import (
     HOLDS,
+    NOT_LEARNED,
     NOT_RUN,
     NOT_TESTABLE,
+    WORSE_THAN_TRIVIAL,
     Comparison,
     Trivial,
     Verdict,
@@ -743,6 +754,101 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
     return sheet.claims
 
 
+SMALLEST_STEP_CLAIM = "fig1d-small-alpha-sigma10-smallest-step"
+SMALLEST_STEP_READING = (
+    "the better of alpha*Q = 0.1 and 0.3 (by its mean over seeds) against alpha*Q = inf in "
+    "final test accuracy, a one-point margin, chance (0.1) as the gate")
+"""How the finding on Figure 1d's runs at sigma = 10 with the smallest step is read
+(declared before the runs were computed)."""
+
+
+def smallest_step_verdict(curves: pd.DataFrame, test_digits: int | None = None
+                          ) -> tuple[Verdict, float]:
+    """The verdict of :data:`SMALLEST_STEP_READING` on ``curves``
+    (:func:`~fedlib.papers.ppsgd.readouts.smallest_step_curves`: per seed, one noise level),
+    and the RDP epsilon of global learning at the end. The declared reading names its two
+    levels, so the open-edge rule does not apply: the finding is about them, not about
+    every small level."""
+    end = final(with_seed(curves))
+    sigma = float(end["noise_multiplier"].max())
+    small = {a: _accuracy(end, sigma, a) for a in SMALLEST_STEP_LEVELS if 0 < a < math.inf}
+    better = best_arm(small, higher_is_better=True)
+    verdict = judged_at_chance(
+        Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(better)} (the better of "
+                   + " and ".join(_fmt_alpha(a) for a in small) + ")", "alpha*Q=inf",
+                   "greater", ACCURACY_MARGIN, accuracy_why(test_digits)),
+        small[better], _accuracy(end, sigma, math.inf), CHANCE)
+    return verdict, _at(end, sigma, math.inf, "epsilon")
+
+
+def smallest_step_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, str],
+                         test_digits: int | None = None) -> list[Claim]:
+    """The companion's finding on Figure 1d at the largest plotted noise with the smallest
+    step of the paper's grid (``curves``: :func:`~fedlib.papers.ppsgd.readouts.
+    smallest_step_curves`, empty where the runs were left out, ``left_out`` saying why):
+    read as :data:`SMALLEST_STEP_READING` (:func:`smallest_step_verdict`)."""
+    sheet = ClaimSheet(PAPER, scale)
+    text = (f"at the largest plotted noise of Figure 1d (sigma = {SMALLEST_STEP_SIGMA:g}), "
+            f"with the smallest step of the paper's grid ({SMALLEST_STEP:g}), "
+            "a small level of personalization ends above global learning; read as "
+            + SMALLEST_STEP_READING + ", declared before the runs were computed")
+    if curves.empty:
+        sheet.not_run(SMALLEST_STEP_CLAIM, text,
+                      "; ".join(f"{part}: {why}" for part, why in left_out.items())
+                      or "no runs", origin="companion")
+        return sheet.claims
+    verdict, eps = smallest_step_verdict(curves, test_digits)
+    sheet.judged(SMALLEST_STEP_CLAIM, verdict, text, origin="companion",
+                 context=f"read at sigma = {SMALLEST_STEP_SIGMA:g}, step {SMALLEST_STEP:g}, "
+                 f"eps={eps:.3g} (RDP)")
+    return sheet.claims
+
+
+def smallest_step_prose(curves: pd.DataFrame, iterations: int,
+                        test_digits: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The paragraph on Figure 1d's runs at the largest plotted noise with the smallest
+    step, as a template and its values for :func:`fedlib.render.prose.say` (``curves``:
+    :func:`~fedlib.papers.ppsgd.readouts.smallest_step_curves`, not empty; ``iterations``:
+    the iterations they trained): where every level ends against chance, the level that
+    reaches the highest accuracy on the way (the highest peak of its mean over seeds) and
+    where it ends, and the verdict of the declared reading."""
+    curves = with_seed(curves)
+    end = final(curves)
+    sigma = float(end["noise_multiplier"].max())
+    levels = sorted(float(a) for a in end["alpha_q"].unique())
+    finals = {a: _accuracy(end, sigma, a) for a in levels}
+    conditions = {a: CHANCE.condition(finals[a]) for a in levels}
+    peaks = {a: smallest_step_peak(curves, a) for a in levels}
+    nearest = max(levels, key=lambda a: peaks[a][0])
+    verdict, eps = smallest_step_verdict(curves, test_digits)
+    values: dict[str, Any] = {
+        "step": SMALLEST_STEP, "sigma": sigma, "eps": eps, "iterations": iterations,
+        "levels": [_fmt_alpha(a) for a in levels],
+        "finals": [float(finals[a].mean()) for a in levels], "chance": CHANCE.value,
+        "tolerance": CHANCE.tolerance, "seeds": len(seeds_of(curves)),
+        "nearest": _fmt_alpha(nearest), "peak": peaks[nearest][0], "peak_at": peaks[nearest][1],
+        "share": peaks[nearest][1] / iterations, "nearest_end": float(finals[nearest].mean()),
+        "reading": SMALLEST_STEP_READING, "status": verdict.status,
+        "brief": verdict.brief or verdict.evidence,
+    }
+    text = ("With the smallest step of the paper's grid ({step:g}) at the largest plotted "
+            "noise ($\\sigma$ = {sigma:g}; $\\varepsilon$ = {eps:.3g} after {iterations:,} "
+            "iterations), $\\alpha Q$ = {levels} end at {finals:.3f} (means over {seeds} "
+            "seeds) against chance, {chance:g}: ")
+    if all(c in (NOT_LEARNED, WORSE_THAN_TRIVIAL) for c in conditions.values()):
+        text += "no seed of any level ends more than {tolerance:g} above it. "
+    else:
+        values["conditions"] = [f"{_fmt_alpha(a)}: {c or 'learned'}"
+                                for a, c in conditions.items()]
+        text += ("by level, {conditions} (learned: every seed ends more than {tolerance:g} "
+                 "above it). ")
+    text += ("$\\alpha Q$ = {nearest} reaches the highest accuracy on the way: averaged "
+             "over the seeds, it peaks at {peak:.3f} at iteration {peak_at:,} ({share:.0%} "
+             "of training) and ends at {nearest_end:.3f}. Read as declared before the runs were "
+             "computed ({reading}), the finding is {status}: {brief}.")
+    return text, values
+
+
 def _level_arms(end: pd.DataFrame, sigma: float, value: str, log: bool
                 ) -> dict[float, pd.Series]:
     return {a: values(end, value, sigma, a, log=log)
@@ -896,7 +1002,9 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
              printed_epsilon: Mapping[tuple[str, float], float] | None = None,
              curves_1d_small: pd.DataFrame | None = None,
              small_left_out: Mapping[str, str] | None = None,
-             test_digits: Mapping[str, int] | None = None) -> list[Claim]:
+             test_digits: Mapping[str, int] | None = None,
+             curves_1d_smallest: pd.DataFrame | None = None,
+             smallest_left_out: Mapping[str, str] | None = None) -> list[Claim]:
     """Every claim of the chapter: Figures 1a, 1c, 1d, 2, Figure 1's epsilon, then Stack
     Overflow (not run).
 
@@ -909,6 +1017,9 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     (None or empty where they were left out, ``small_left_out`` saying why).
     ``test_digits``: the test digits of each EMNIST model (``linear``, ``cnn``;
     :func:`count_test_digits`), which the margins' rationale reads.
+    ``curves_1d_smallest``: the curves of Figure 1d's runs at sigma = 10 with the smallest
+    step (None or empty where they were left out, ``smallest_left_out`` saying why), which
+    the companion's finding :data:`SMALLEST_STEP_CLAIM` reads.
     """
     digits = dict(test_digits or {})
     sheet = ClaimSheet(PAPER, scale)
@@ -922,6 +1033,9 @@ def evaluate(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, curves_1d: pd.Dat
     sheet.extend(small_steps_claims(pd.DataFrame() if curves_1d_small is None
                                     else curves_1d_small, scale, small_left_out or {},
                                     digits.get("cnn")))
+    sheet.extend(smallest_step_claims(pd.DataFrame() if curves_1d_smallest is None
+                                      else curves_1d_smallest, scale,
+                                      smallest_left_out or {}, digits.get("cnn")))
     sheet.extend(figure2_claims(curves_1a, curves_1c, scale, digits.get("linear")))
     epsilon_claim(sheet, printed_epsilon)
     sheet.extend(stackoverflow_claims(scale))

@@ -7,17 +7,21 @@ measured: the published paper tier took 2.2 CPU-hours (Figure 1a with the settin
 sweep 0.56, Figure 1c 0.38, Figure 1d 1.24, that is 2.2 CPU-minutes per CNN run when
 its 34 runs share one vectorized pass); the whole grid's 455 CNN runs at that rate
 would take about 17.5.
+
+Beside the grid, the paper tier reads Figure 1d's runs at the largest plotted noise with
+the smallest step of the paper's grid from stored runs only (:func:`stored_smallest_step`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from fedlib.papers.ppsgd import experiment
-from fedlib.runs.cache import MissingRunsError
+from fedlib.runs.cache import MissingRunsError, stored_only
 from fedlib.runs.grid_cuts import GridCut, PaperGrid
 
 PAPER_GRID = PaperGrid(
@@ -138,3 +142,61 @@ def run_small_steps(setup: experiment.PpsgdSetup, seed: int, scale: str, **kwarg
     except MissingRunsError as error:
         return pd.DataFrame(), {SMALL_STEPS_PART: str(error).split(". ", 1)[0]}
     return runs, {}
+
+
+SMALLEST_STEP = 0.05
+"""The step of Figure 1d's runs at the largest plotted noise with the smallest step: the
+smallest of the paper's CNN grid, where a noisy update moves the CNN least."""
+SMALLEST_STEP_SIGMA = 10.0
+"""Their noise level: the largest plotted one, where every level of the main grid ends at
+chance and the small-step runs (:data:`SMALL_STEPS_SIGMAS`) do not go."""
+SMALLEST_STEP_LEVELS = (0.1, 0.3, math.inf)
+"""Their levels of personalization: the two smallest of the paper's grid and global
+learning, which the small-alpha claim sets against each other."""
+SMALLEST_STEP_SEEDS = {"paper": 3}
+"""Seeds of those runs per tier (the paper tier only)."""
+SMALLEST_STEP_PART = "Figure 1d at sigma = 10 with the smallest step"
+"""The part of the chapter those runs are (as left-out notes name it)."""
+SMALLEST_STEP_COST = ("its 9 runs of 20 epochs take about 11 CPU-minutes (measured: 651 "
+                      "CPU-seconds, three runs to a pass, on 2 shared cores)")
+"""What computing those runs costs, in words."""
+
+
+def smallest_step_setup(setup: experiment.PpsgdSetup) -> experiment.PpsgdSetup:
+    """Figure 1d's CNN at :data:`SMALLEST_STEP_SIGMA` with the step :data:`SMALLEST_STEP`
+    alone, at the levels :data:`SMALLEST_STEP_LEVELS` (``setup``: the paper tier's)."""
+    return replace(setup, cnn=replace(setup.cnn, sigmas=(SMALLEST_STEP_SIGMA,),
+                                      panel_sigmas=(SMALLEST_STEP_SIGMA,),
+                                      steps=(SMALLEST_STEP,), alpha_q=SMALLEST_STEP_LEVELS))
+
+
+def stored_smallest_step(setup: experiment.PpsgdSetup, seed: int, scale: str,
+                         **kwargs: Any) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The runs of :func:`smallest_step_setup` at seeds ``seed``, ``seed + 1``, ... (as many
+    as :data:`SMALLEST_STEP_SEEDS` gives ``scale``), with a ``seed`` column, read from the
+    stored runs only (nothing is computed, whatever the build allows), and the part left out
+    with the reason (:data:`SMALLEST_STEP_PART`; an empty frame where the tier does not read
+    them or they are not all stored). ``kwargs`` go to
+    :func:`~fedlib.papers.ppsgd.experiment.run` (``figure="1d"``), which computes them."""
+    count = SMALLEST_STEP_SEEDS.get(scale, 0)
+    if not count:
+        return pd.DataFrame(), {SMALLEST_STEP_PART: f"run at the paper tier only, not at the "
+                                f"{scale} tier"}
+    extended = smallest_step_setup(setup)
+    try:
+        with stored_only():
+            runs = pd.concat(
+                [experiment.run(extended, seed + r, figure="1d", **kwargs).assign(seed=seed + r)
+                 for r in range(count)], ignore_index=True)
+    except MissingRunsError as error:
+        return pd.DataFrame(), {SMALLEST_STEP_PART: "not all stored ("
+                                + str(error).split(". ", 1)[0] + ")"}
+    return runs, {}
+
+
+def smallest_step_absent(left_out: dict[str, str]) -> str:
+    """The sentence a page shows in place of those runs (Markdown), from the reason
+    :func:`stored_smallest_step` gives."""
+    why = "; ".join(left_out.values()) or "no runs"
+    return (f"The runs of Figure 1d at sigma = {SMALLEST_STEP_SIGMA:g} with the step "
+            f"{SMALLEST_STEP:g} are not shown here: {why}; {SMALLEST_STEP_COST}.")

@@ -31,6 +31,7 @@ from fedlib.papers.ppsgd.paper_tier import settings_setup
 from fedlib.privacy import epsilon
 from fedlib.runs.rows import KeptSteps, log_linear_grid
 from fedlib.verdicts.compare import (
+    estimate,
     per_seed,
 )
 
@@ -276,6 +277,57 @@ def small_steps_curves(small: pd.DataFrame, main: pd.DataFrame) -> pd.DataFrame:
     sigmas = tuple(sorted(small["noise_multiplier"].unique()))
     return best_over_steps(pd.concat([small, local], ignore_index=True), "accuracy",
                            higher_is_better=True, sigmas=sigmas)
+
+
+def smallest_step_curves(runs: pd.DataFrame) -> pd.DataFrame:
+    """The curves of Figure 1d's runs at the largest plotted noise with the smallest step
+    (``runs``, with a seed column; :func:`~fedlib.papers.ppsgd.paper_tier.stored_smallest_step`):
+    test accuracy at each evaluation, per seed (the best over their step sizes, a single
+    one); empty when ``runs`` is."""
+    if runs.empty:
+        return pd.DataFrame()
+    return best_over_steps(runs, "accuracy", higher_is_better=True)
+
+
+SMALLEST_STEP_COLUMNS = ("seeds", "final test accuracy", "95% interval", "peak accuracy",
+                         "at iteration", "share of training", "eps (RDP)")
+"""The columns of :func:`smallest_step_table` (its index: alpha*Q)."""
+
+
+def smallest_step_peak(curves: pd.DataFrame, alpha_q: float) -> tuple[float, int]:
+    """The highest test accuracy the level ``alpha_q`` of ``curves`` reaches during
+    training, averaged over seeds at each evaluation (the start left out), and the
+    iteration of it."""
+    level = with_seed(curves)
+    level = level[(level["alpha_q"] == alpha_q) & (level["iteration"] > 0)]
+    mean = level.groupby("iteration")["accuracy"].mean()
+    return float(mean.max()), int(mean.idxmax())
+
+
+def smallest_step_table(curves: pd.DataFrame, iterations: int) -> pd.DataFrame:
+    """Per level of personalization of :func:`smallest_step_curves` (index ``alpha*Q``): the
+    seeds, the final test accuracy (mean over seeds and its 95% interval), the highest
+    accuracy of the mean over seeds during training with its iteration and the share of
+    the ``iterations`` trained, and the RDP epsilon of the released model at the end."""
+    rows = []
+    if not curves.empty:
+        curves = with_seed(curves)
+        last = int(curves["iteration"].max())
+        for alpha_q in sorted(curves["alpha_q"].unique()):
+            est = estimate(values(curves, "accuracy", float(curves["noise_multiplier"].max()),
+                                  float(alpha_q), last))
+            peak, at = smallest_step_peak(curves, float(alpha_q))
+            level = curves[(curves["alpha_q"] == alpha_q) & (curves["iteration"] == last)]
+            rows.append({
+                "alpha*Q": _fmt_alpha(float(alpha_q)), "seeds": est.n,
+                "final test accuracy": est.mean,
+                "95% interval": f"[{est.low:.3f}, {est.high:.3f}]" if est.n > 1 else "n=1",
+                "peak accuracy": peak, "at iteration": at,
+                "share of training": at / iterations,
+                "eps (RDP)": float(level["epsilon"].max()),
+            })
+    return pd.DataFrame(rows, columns=["alpha*Q", *SMALLEST_STEP_COLUMNS]).set_index(
+        "alpha*Q")
 
 
 def tradeoff(end: pd.DataFrame, value: str, higher_is_better: bool,

@@ -16,6 +16,7 @@ import pytest
 from fedlib.papers.hu2020 import claims as hu_claims
 from fedlib.papers.hu2020 import experiment as hu
 from fedlib.papers.hu2020 import figures as hu_figures
+from fedlib.privacy import epsilon as exact_epsilon
 
 BASE = hu_claims.Baselines(majority_error=0.17, start_primal=1000.0)
 SETUP = dataclasses.replace(hu.tier("smoke"), n_min=50, probe_lams=(1e-3, 1e-2, 0.1),
@@ -181,3 +182,126 @@ def test_the_probe_note_says_when_its_findings_are_read_at_an_untuned_setting() 
     note = hu_claims.probe_note(_status(claims), hu_claims.probe_points(_probe(), SETUP, LAM),
                                 BASE)
     assert "not testable at this tier" in note and "not shown to be tuned" in note
+
+
+# --- The noise trace at the paper's rounds ---------------------------------------------------
+
+
+TRACE_SETUP = dataclasses.replace(hu.tier("smoke"), inner_rounds=20, outer_rounds=5, n_min=50)
+
+
+def _trace_row(scale, repeat, error, *, lam=LAM, n_min=50, q=0.25):
+    return {**_row(lam, n_min, scale, repeat, error), "q": q,
+            "run_key": f"trace-{lam}-{n_min}-{scale}-{repeat}"}
+
+
+def _trace(errors=None):
+    """The trace's runs: factor -> the error of each of three repeats."""
+    errors = errors or {1.0: 0.49, 0.316: 0.5, 0.01: 0.38, 0.001: 0.03, 0.0001: 0.009}
+    return pd.DataFrame([_trace_row(scale, r, error + 0.002 * (r - 1))
+                         for scale, error in errors.items() for r in range(3)])
+
+
+def _chapter_probe():
+    """The chapter's own probe: factor 0 at the trace's lambda and n_min (five repeats),
+    beside runs the trace must not take (factor 1 with five repeats, another lambda, the
+    paper's n_min)."""
+    rows = [_trace_row(0.0, r, 0.0085) for r in range(5)]
+    rows += [_trace_row(1.0, r, 0.3) for r in range(5)]
+    rows += [_trace_row(0.0, r, 0.3, lam=0.1) for r in range(3)]
+    rows += [_trace_row(0.0, r, 0.3, n_min=213) for r in range(3)]
+    return pd.DataFrame(rows)
+
+
+def test_the_noise_trace_is_the_run_the_paper_tier_computed() -> None:
+    from fedlib.papers.hu2020.paper_tier import PAPER_GRID, noise_trace_setup
+
+    paper = PAPER_GRID.tier("paper")
+    computed = dataclasses.replace(paper, noise_scales=(0.316, 1e-2, 1e-3, 1e-4),
+                                   probe_repeats=3, probe_lams=(1e-3,), probe_n_min=None)
+    assert noise_trace_setup(paper, 1e-3) == computed
+    trace = hu.configs(computed, 0, stage="probe", features="hapt-561", lam=1e-3, xi="1")
+    assert len(trace) == 15
+    figures = hu.configs(paper, 0, stage="figures", features="hapt-561", lam=1e-3, xi="1")
+    shared = [c for c in trace if c in figures]
+    assert len(shared) == 3 and {c["noise_scale"] for c in shared} == {1.0}  # Figure 2(a)'s
+    assert {c["inner_rounds"] * c["outer_rounds"] for c in trace} == {20_000}
+
+
+def test_the_noise_trace_is_read_from_stored_runs_only(monkeypatch) -> None:
+    from fedlib.papers.hu2020 import paper_tier
+    from fedlib.runs import cache
+    from fedlib.runs.cache import MissingRunsError
+
+    paper = paper_tier.PAPER_GRID.tier("paper")
+    runs, why = paper_tier.stored_noise_trace(paper, 0, "quick", features="hapt-561",
+                                              lam=LAM, xi="1")
+    assert runs is None and "paper tier only" in why
+    seen = []
+
+    def missing(setup, seed, **kwargs):
+        seen.append((setup.noise_scales, kwargs["stage"], cache._STORED_ONLY.get()))
+        raise MissingRunsError("12 of 15 runs of hu2020-har are neither cached nor published. "
+                               "Run make publish")
+
+    monkeypatch.setattr(hu, "run", missing)
+    runs, why = paper_tier.stored_noise_trace(paper, 0, "paper", features="hapt-561", lam=LAM,
+                                              xi="1", progress=False)
+    assert runs is None and seen == [(paper_tier.NOISE_TRACE_SCALES, "probe", True)]
+    assert why == ("its runs are not all stored (12 of 15 runs of hu2020-har are neither "
+                   "cached nor published)")
+    sentence = paper_tier.noise_trace_absent(why)
+    assert sentence.startswith("The noise trace at the paper's rounds is not shown here: its "
+                               "runs are not all stored")
+    assert why in sentence and "about 9 CPU-minutes" in sentence
+
+
+def test_the_noise_trace_table_reads_every_factor_with_its_accountant_epsilon() -> None:
+    points = hu_claims.noise_trace_points(_trace(), _chapter_probe())
+    assert list(points) == [1.0, 0.316, 0.01, 0.001, 0.0001, 0.0]
+    table = hu_claims.noise_trace_table(points, TRACE_SETUP, BASE)
+    assert tuple(table.columns) == hu_claims.NOISE_TRACE_COLUMNS
+    assert table["repeats"].tolist() == [3, 3, 3, 3, 3, 5]  # factor 1: the trace's own runs
+    assert table.loc[1.0, "test error"] == pytest.approx(0.49)
+    assert table.loc[0.0, "test error"] == pytest.approx(0.0085)
+    assert table["beats the majority class"].tolist() == [
+        "FAILS", "FAILS", "FAILS", "HOLDS", "HOLDS", "HOLDS"]
+    rounds = TRACE_SETUP.inner_rounds * TRACE_SETUP.outer_rounds
+    assert table.loc[0.01, "RDP epsilon over K H rounds"] == pytest.approx(
+        hu_claims.round_epsilon(0.6, 0.6, 0.25, rounds))
+    assert table.loc[0.0, "RDP epsilon over K H rounds"] == np.inf
+    epsilons = table["RDP epsilon over K H rounds"].tolist()
+    assert epsilons == sorted(epsilons)  # less noise, less privacy
+    z = 1 / np.sqrt(2 / 60.0**2)
+    assert hu_claims.round_epsilon(60.0, 60.0, 0.25, 100) == pytest.approx(
+        exact_epsilon(z, 0.25, 100, hu.DELTA, accountant="rdp"))
+    assert list(hu_claims.noise_trace_points(_trace())) == [1.0, 0.316, 0.01, 0.001, 0.0001]
+
+
+def test_the_noise_trace_prose_reads_its_numbers_from_the_runs() -> None:
+    from fedlib.render.prose import prose
+
+    points = hu_claims.noise_trace_points(_trace(), _chapter_probe())
+    template, values = hu_claims.noise_trace_prose(points, TRACE_SETUP, BASE, LAM)
+    text = prose(template, **values)
+    table = hu_claims.noise_trace_table(points, TRACE_SETUP, BASE)
+    near = min((s for s in table.index if 0 < s < 1), key=lambda s: abs(
+        np.log(table.loc[s, "RDP epsilon over K H rounds"] / hu.EPSILON)))
+    assert values["near"] == near and values["learn"] == 0.001 and values["smallest"] == 0.0001
+    assert "At the paper's 100 rounds" in text
+    assert "does not let the private solver beat the majority class (0\\.170)" in text
+    assert "first beats the majority class at 0\\.001 times Theorem 5's noise" in text
+    assert "1/1\\,000 of the noise Theorem 5 prescribes" in text
+    assert "0\\.0085 \\(95\\% interval 0\\.0085 to 0\\.0085\\, 5 runs\\) without noise" in text
+    # No factor learns: the prose says so; no run without noise: not stored.
+    failing = hu_claims.noise_trace_points(_trace({1.0: 0.49, 0.1: 0.45, 0.01: 0.4}))
+    template, values = hu_claims.noise_trace_prose(failing, TRACE_SETUP, BASE, LAM)
+    text = prose(template, **values)
+    assert "At no factor down to 0\\.01 does it beat the majority class" in text
+    assert "without noise: not stored" in text
+
+
+def test_the_noise_trace_prose_names_an_epsilon_beyond_the_papers() -> None:
+    points = hu_claims.noise_trace_points(_trace())
+    _, values = hu_claims.noise_trace_prose(points, TRACE_SETUP, BASE, LAM)
+    assert values["learn_eps"] > values["top"] == max(hu.tier("paper").epsilons)

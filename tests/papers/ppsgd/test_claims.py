@@ -472,6 +472,93 @@ def test_small_steps_claim_without_its_runs_says_where_they_run() -> None:
     assert claim.status == "NOT-RUN" and claim.evidence == "small steps: paper only"
 
 
+def _smallest_step_runs(accuracy: dict[float, list[float]], seeds=SEEDS) -> pd.DataFrame:
+    """Runs at sigma = 10 with the step 0.05, evaluated at iterations 0, 100, 200, 300 and
+    400 of 400: ``accuracy`` maps alpha*Q to its curve (mean over seeds), each seed shifted
+    by 0.002 times -1, 0, 1."""
+    return pd.DataFrame([
+        {"clip": 1.0, "noise_multiplier": 10.0, "alpha_q": a, "step": 0.05, "iteration": it,
+         "accuracy": v + 0.002 * (seed - 1), "seed": seed, "epsilon": 1.06 * it / 400,
+         "n_users": 248, "iterations": 400}
+        for a, curve in accuracy.items() for seed in seeds
+        for it, v in zip((0, 100, 200, 300, 400), curve, strict=True)])
+
+
+AT_CHANCE = {0.1: [0.1, 0.11, 0.13, 0.105, 0.102], 0.3: [0.1, 0.1, 0.101, 0.1, 0.1],
+             INF: [0.1, 0.118, 0.1, 0.099, 0.101]}
+"""Every level ends at chance; alpha*Q = 0.1 rises to 0.13 half way and falls back."""
+
+
+def test_the_smallest_step_finding_at_chance_is_not_testable_as_declared() -> None:
+    curves = readouts.smallest_step_curves(_smallest_step_runs(AT_CHANCE))
+    [claim] = claims.smallest_step_claims(curves, "paper", {}, test_digits=500)
+    assert claim.claim_id == claims.SMALLEST_STEP_CLAIM == "fig1d-small-alpha-sigma10-smallest-step"
+    assert claim.origin == "companion" and claim.quote == "" and claim.scale == "paper"
+    assert claim.status == "NOT-TESTABLE" and "not learned" in claim.evidence
+    assert "declared before the runs were computed" in claim.text
+    assert claims.SMALLEST_STEP_READING in claim.text
+    assert claim.evidence.startswith("read at sigma = 10, step 0.05, eps=1.06 (RDP)")
+    assert "alpha*Q=0.1 (the better of 0.1 and 0.3)" in claim.evidence
+    assert "500 test digits" in claim.evidence
+
+
+def test_the_smallest_step_finding_reads_the_better_small_level_against_global() -> None:
+    learns = {0.1: [0.1, 0.2, 0.3, 0.35, 0.4], 0.3: [0.1, 0.3, 0.4, 0.45, 0.5],
+              INF: [0.1, 0.1, 0.1, 0.1, 0.1]}
+    [holds] = claims.smallest_step_claims(
+        readouts.smallest_step_curves(_smallest_step_runs(learns)), "paper", {})
+    assert holds.status == "HOLDS" and "alpha*Q=0.3 (the better of 0.1 and 0.3)" in holds.evidence
+    # Global learning ahead: FAILS, the declared reading names its levels, no open edge.
+    ahead = {**learns, INF: [0.1, 0.5, 0.6, 0.65, 0.7]}
+    [fails] = claims.smallest_step_claims(
+        readouts.smallest_step_curves(_smallest_step_runs(ahead)), "paper", {})
+    assert fails.status == "FAILS" and "open end" not in fails.evidence
+    [one] = claims.smallest_step_claims(
+        readouts.smallest_step_curves(_smallest_step_runs(learns, seeds=(0,))), "paper", {})
+    assert one.status == "NOT-RUN" and "one repeat" in one.evidence
+
+
+def test_the_smallest_step_finding_without_its_runs_says_why() -> None:
+    assert readouts.smallest_step_curves(pd.DataFrame()).empty
+    [claim] = claims.smallest_step_claims(pd.DataFrame(), "quick",
+                                          {"Figure 1d at sigma = 10": "paper tier only"})
+    assert claim.status == "NOT-RUN" and claim.origin == "companion"
+    assert claim.evidence == "Figure 1d at sigma = 10: paper tier only"
+
+
+def test_the_smallest_step_table_gives_the_end_the_peak_and_epsilon_of_every_level() -> None:
+    curves = readouts.smallest_step_curves(_smallest_step_runs(AT_CHANCE))
+    table = readouts.smallest_step_table(curves, 400)
+    assert list(table.index) == ["0.1", "0.3", "inf"]
+    assert tuple(table.columns) == readouts.SMALLEST_STEP_COLUMNS
+    row = table.loc["0.1"]
+    assert row["seeds"] == 3 and row["final test accuracy"] == pytest.approx(0.102)
+    assert row["95% interval"].startswith("[0.09") and row["95% interval"].endswith("]")
+    assert row["peak accuracy"] == pytest.approx(0.13) and row["at iteration"] == 200
+    assert row["share of training"] == pytest.approx(0.5)
+    assert row["eps (RDP)"] == pytest.approx(1.06)
+    assert table.loc["inf", "at iteration"] == 100  # the start (iteration 0) is left out
+    assert readouts.smallest_step_table(pd.DataFrame(), 400).empty
+
+
+def test_the_smallest_step_prose_reads_every_number_from_the_runs() -> None:
+    from fedlib.render.prose import prose
+
+    curves = readouts.smallest_step_curves(_smallest_step_runs(AT_CHANCE))
+    template, values = claims.smallest_step_prose(curves, 400, test_digits=500)
+    text = prose(template, **values)
+    assert "0\\.1, 0\\.3 and inf end at 0\\.102, 0\\.100 and 0\\.101" in text
+    assert "no seed of any level ends more than 0\\.01 above it" in text
+    assert "peaks at 0\\.130 at iteration 200 (50\\% of training)" in text
+    assert "the finding is NOT\\-TESTABLE" in text
+    learned = {**AT_CHANCE, 0.3: [0.1, 0.3, 0.4, 0.45, 0.5]}
+    template, values = claims.smallest_step_prose(
+        readouts.smallest_step_curves(_smallest_step_runs(learned)), 400)
+    text = prose(template, **values)
+    assert "by level, 0\\.1\\: not learned, 0\\.3\\: learned and inf\\: not learned" in text
+    assert "$\\alpha Q$ = 0\\.3 reaches the highest accuracy on the way" in text
+
+
 def test_figure1_epsilon_claim_compares_printed_values_exactly() -> None:
     table = readouts.figure1_epsilons()
     assert set(table["figure"]) == {"1a", "1c", "1d"}
@@ -507,7 +594,8 @@ def test_evaluate_lists_every_claim_of_the_chapter_in_order() -> None:
         "fig1a-global-fastest-early", "fig1a-global-plateau", "fig1a-smaller-alpha-later",
         "fig1a-local-wins-large-noise", "fig1c-local-poor", "fig1c-small-alpha-small-eps",
         "fig1d-local-very-poor", "fig1d-small-alpha-small-eps", "fig1d-large-alpha-low-privacy",
-        "fig1d-small-alpha-small-steps", "fig2-emnist-envelope-dominates",
+        "fig1d-small-alpha-small-steps", "fig1d-small-alpha-sigma10-smallest-step",
+        "fig2-emnist-envelope-dominates",
         "fig2-synthetic-envelope-dominates",
         "fig1-epsilon-printed",
         "fig1b-intermediate-alpha-best-without-noise", "fig1b-small-alpha-best-with-noise",

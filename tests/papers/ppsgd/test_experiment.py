@@ -238,3 +238,60 @@ def test_figure1d_small_step_runs_not_stored_are_left_out_saying_so(monkeypatch)
     assert runs.empty
     assert left_out == {paper_tier.SMALL_STEPS_PART:
                         "40 of 40 runs of ppsgd-emnist-cnn are neither cached nor published"}
+
+
+def test_figure1d_smallest_step_runs_are_the_nine_runs_at_sigma_10_with_step_0_05() -> None:
+    import json
+    from dataclasses import replace
+
+    from fedlib.papers.ppsgd.paper_tier import (
+        PAPER_GRID,
+        SMALL_STEPS_SIGMAS,
+        smallest_step_setup,
+    )
+
+    def keys(found):
+        return {json.dumps(c, sort_keys=True, default=str) for c in found}
+
+    book = PAPER_GRID.tier("paper")
+    # The call the runs were computed with, for seeds 0 to 2.
+    computed = replace(book, cnn=replace(book.cnn, sigmas=(10.0,), panel_sigmas=(10.0,),
+                                         steps=(0.05,), alpha_q=(0.1, 0.3, INF)))
+    assert smallest_step_setup(book) == computed
+    found = [c for seed in range(3) for c in experiment.configs(
+        smallest_step_setup(book), seed, figure="1d", device="cpu", source="leaf-sample")]
+    assert len(keys(found)) == 9
+    assert {(c["noise_multiplier"], c["step"]) for c in found} == {(10.0, 0.05)}
+    assert {c["epochs"] for c in found} == {20.0}
+    whole = keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
+    main = keys(experiment.configs(book, 0, figure="1d"))
+    first = keys(experiment.configs(smallest_step_setup(book), 0, figure="1d"))
+    assert first < whole and not first & main and 10.0 not in SMALL_STEPS_SIGMAS
+
+
+def test_figure1d_smallest_step_runs_are_read_from_stored_runs_only(monkeypatch) -> None:
+    from fedlib.papers.ppsgd import paper_tier
+    from fedlib.runs import cache
+    from fedlib.runs.cache import MissingRunsError
+
+    book = paper_tier.PAPER_GRID.tier("paper")
+    runs, left_out = paper_tier.stored_smallest_step(book, 0, "quick")  # the paper tier's
+    assert runs.empty and "paper tier only" in left_out[paper_tier.SMALLEST_STEP_PART]
+    sentence = paper_tier.smallest_step_absent(left_out)
+    assert "paper tier only" in sentence and "about 11 CPU-minutes" in sentence
+
+    seen = []
+
+    def missing(setup, seed, **kwargs):
+        seen.append((seed, cache._STORED_ONLY.get(), kwargs.get("figure")))
+        raise MissingRunsError("9 of 9 runs of ppsgd-emnist-cnn are neither cached nor "
+                               "published. Run make publish")
+
+    monkeypatch.setattr(experiment, "run", missing)
+    runs, left_out = paper_tier.stored_smallest_step(book, 0, "paper", device="cpu")
+    assert runs.empty and seen == [(0, True, "1d")]  # read only, never computed
+    assert left_out == {paper_tier.SMALLEST_STEP_PART: "not all stored (9 of 9 runs of "
+                        "ppsgd-emnist-cnn are neither cached nor published)"}
+    sentence = paper_tier.smallest_step_absent(left_out)
+    assert "are not shown here: not all stored (9 of 9 runs" in sentence
+    assert "9 runs of 20 epochs" in sentence
