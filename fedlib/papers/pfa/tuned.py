@@ -224,8 +224,17 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
         try:
             runs = tuning.run(planned + new, workers=workers, progress=progress)
         except MissingRunsError:
+            # Only stored runs may be read: keep those of this step that are, and count
+            # the rest as the search's pending points.
+            stored = []
             for config in new:
-                pending[config["aggregator"]] = pending.get(config["aggregator"], 0) + 1
+                try:
+                    tuning.run([config], workers=workers, progress=False)
+                    stored.append(config)
+                except MissingRunsError:
+                    pending[config["aggregator"]] = pending.get(config["aggregator"], 0) + 1
+            if stored:
+                table = scores(tuning.run(planned + stored, workers=workers, progress=False))
             break
         planned += new
         table = scores(runs)
