@@ -3,6 +3,7 @@ privacy column, and the sweep of one figure."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -19,6 +20,11 @@ INF = math.inf
 
 def synthetic_configs(scale: str) -> list[dict]:
     return experiment.configs(experiment.tier(scale), 0, figure="1a")
+
+
+def _config_keys(found) -> set[str]:
+    """Configs as comparable strings."""
+    return {json.dumps(c, sort_keys=True, default=str) for c in found}
 
 
 def test_quick_tier_is_the_papers_problem_with_the_upper_step_grid() -> None:
@@ -200,7 +206,6 @@ def test_local_only_runs_are_simulated_once_whatever_their_noise_and_clip() -> N
 
 
 def test_figure1d_small_step_runs_are_new_runs_of_the_papers_grid() -> None:
-    import json
 
     from fedlib.papers.ppsgd.paper_tier import (
         PAPER_GRID,
@@ -211,13 +216,10 @@ def test_figure1d_small_step_runs_are_new_runs_of_the_papers_grid() -> None:
         small_steps_setup,
     )
 
-    def keys(found):
-        return {json.dumps(c, sort_keys=True, default=str) for c in found}
-
     book = PAPER_GRID.tier("paper")
-    small = keys(experiment.configs(small_steps_setup(book), 0, figure="1d"))
-    whole = keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
-    main = keys(experiment.configs(book, 0, figure="1d"))
+    small = _config_keys(experiment.configs(small_steps_setup(book), 0, figure="1d"))
+    whole = _config_keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
+    main = _config_keys(experiment.configs(book, 0, figure="1d"))
     levels = [a for a in experiment.EMNIST_FIGURE_ALPHA_Q if a > 0]
     assert len(small) == len(SMALL_STEPS_SIGMAS) * len(SMALL_STEPS) * len(levels)
     assert small < whole and not small & main
@@ -241,7 +243,6 @@ def test_figure1d_small_step_runs_not_stored_are_left_out_saying_so(monkeypatch)
 
 
 def test_figure1d_smallest_step_runs_are_the_nine_runs_at_sigma_10_with_step_0_05() -> None:
-    import json
     from dataclasses import replace
 
     from fedlib.papers.ppsgd.paper_tier import (
@@ -250,9 +251,6 @@ def test_figure1d_smallest_step_runs_are_the_nine_runs_at_sigma_10_with_step_0_0
         smallest_step_setup,
     )
 
-    def keys(found):
-        return {json.dumps(c, sort_keys=True, default=str) for c in found}
-
     book = PAPER_GRID.tier("paper")
     # The call the runs were computed with, for seeds 0 to 2.
     computed = replace(book, cnn=replace(book.cnn, sigmas=(10.0,), panel_sigmas=(10.0,),
@@ -260,12 +258,12 @@ def test_figure1d_smallest_step_runs_are_the_nine_runs_at_sigma_10_with_step_0_0
     assert smallest_step_setup(book) == computed
     found = [c for seed in range(3) for c in experiment.configs(
         smallest_step_setup(book), seed, figure="1d", device="cpu", source="leaf-sample")]
-    assert len(keys(found)) == 9
+    assert len(_config_keys(found)) == 9
     assert {(c["noise_multiplier"], c["step"]) for c in found} == {(10.0, 0.05)}
     assert {c["epochs"] for c in found} == {20.0}
-    whole = keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
-    main = keys(experiment.configs(book, 0, figure="1d"))
-    first = keys(experiment.configs(smallest_step_setup(book), 0, figure="1d"))
+    whole = _config_keys(experiment.configs(experiment.tier("paper"), 0, figure="1d"))
+    main = _config_keys(experiment.configs(book, 0, figure="1d"))
+    first = _config_keys(experiment.configs(smallest_step_setup(book), 0, figure="1d"))
     assert first < whole and not first & main and 10.0 not in SMALL_STEPS_SIGMAS
 
 
