@@ -479,9 +479,9 @@ def test_a_claim_quotes_the_papers_words_through_sheet_file_and_scorecard(tmp_pa
     assert next(c for c in aligned if c.claim_id == "d" and c.scale == "quick").quote == said
     page = scorecard_markdown(back)
     row = next(line for line in page.splitlines() if 'id="claim-pfa-a"' in line)
-    assert row.index('<p class="claim-text">first</p>') < row.index('class="claim-quote"')
-    assert row.index('class="claim-quote"') < row.index("<details>")
-    assert ("In the paper's words: \u201cPFA+ attains a model performance &lt;very&gt; "
+    # folded with the evidence, which it opens
+    assert row.index("<details>") < row.index('class="claim-quote"') < row.index("<strong>")
+    assert ("In the paper's words:</em> \u201cPFA+ attains a model performance &lt;very&gt; "
             "close to PFA\u201d, Section 5.2.1") in row
     assert 'class="claim-quote"' not in next(line for line in page.splitlines()
                                              if 'id="claim-pfa-c"' in line)

@@ -89,26 +89,21 @@ def _row_numbers(group: Sequence[Claim]) -> str:
     return f'<span class="numbers" title="{_html(said)}">{_html(said)}</span>'
 
 
-QUOTE_STYLE = "margin: 0.1em 0 0 1em; font-size: 0.85em; line-height: 1.3; font-style: italic"
-"""How the paper's words are set under a claim (kept on the row: no style sheet needed)."""
-
-
 def _quote(group: Sequence[Claim]) -> str:
-    """The sentence of the paper a claim tests, escaped, under the claim's own text (the
-    first tier's that quotes it; empty for a claim that quotes none, such as a finding of
-    the companion)."""
+    """The sentence of the paper a claim tests, escaped, opening its evidence (the first
+    tier's that quotes it; empty for a claim that quotes none, such as a finding of the
+    companion)."""
     quote = next((c.quote for c in group if c.quote), "")
     if not quote:
         return ""
-    return (f'<p class="claim-quote" style="{QUOTE_STYLE}">In the paper\'s words: '
-            f"{_html(quote)}</p>")
+    return f'<p class="claim-quote"><em>In the paper\'s words:</em> {_html(quote)}</p>'
 
 
 def _claim_row(group: Sequence[Claim], href: str) -> str:
-    """One claim as a compact row: the claim in words at full width with, under it, the
-    paper's words it tests, then one line with a badge per tier, the measured number with
-    its interval and a link to where the chapter shows it; that line unfolds the evidence
-    (a ``<details>``, folded)."""
+    """One claim as a compact row: the claim in words at full width, then one line with a
+    badge per tier, the measured number with its interval and a link to where the chapter
+    shows it; that line unfolds the paper's words the claim tests and the evidence (a
+    ``<details>``, folded)."""
     c = group[0]
     flip = '<span class="flip">flips between tiers</span>' if flipped(group) else ""
     # a combined claim's parts (" | ") one per line
@@ -122,10 +117,10 @@ def _claim_row(group: Sequence[Claim], href: str) -> str:
     verdicts = " ".join(f"{_html(x.scale or '-')}:{_BADGE[x.status]}" for x in group)
     return (f'<div class="claim" id="claim-{c.paper}-{c.claim_id}" data-paper="{c.paper}" '
             f'data-verdicts="{verdicts}"><p class="claim-text">{_html(c.text)}</p>'
-            f"{_quote(group)}<details><summary>{_badges(group)}{flip}{_row_numbers(group)}"
+            f"<details><summary>{_badges(group)}{flip}{_row_numbers(group)}"
             f'<a class="claim-id" href="{html.escape(href, quote=True)}" title="where the '
             f'chapter shows it (claim {_html(c.claim_id)})">chapter</a></summary>'
-            f'<div class="evidence">{evidence}</div></details></div>')
+            f'<div class="evidence">{_quote(group)}{evidence}</div></details></div>')
 
 
 def _filter_form(claims: Sequence[Claim]) -> str:

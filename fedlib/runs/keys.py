@@ -23,6 +23,7 @@ Config = Mapping[str, Any]
 
 PRESENTATION_MODULES = frozenset({
     "plots.py", "claims.py", "figures.py", "chapter.py", "status.py", "bench.py", "findings.py",
+    "notes.py",
 })
 """Basenames of the modules that draw, judge or report results but never compute
 them (a paper's ``claims.py`` and ``figures.py`` among them): they are never part

@@ -68,9 +68,9 @@ def test_every_claim_of_the_smoke_tier_and_its_verdict(smoke_runs: pd.DataFrame)
         "fig2-interior-optimum": "HOLDS",
         "fig3-4-mnist-dnn-ditto-best-accuracy": "HOLDS",
         "fig3-4-mnist-dnn-ditto-best-fairness": "HOLDS",
-        # accuracy falls with lambda: the tuned lambda is the limit lambda = 0 (a bound of
-        # the method, in the grid) at both epsilons, so it is not smaller at the smaller
-        "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps": "FAILS",
+        # the tuned lambda is the lowest of those run at the claim's epsilons, and no
+        # lambda = 0 run sits beside it there: an open edge
+        "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps": "NOT-TESTABLE",
         # the baselines lose 0.1 (1/10 - 1/100) = 0.009 < one point of accuracy
         "fig3-4-mnist-dnn-baselines-degrade": "FAILS",
         # accuracy rises with T in the hand-made runs
@@ -192,7 +192,9 @@ def test_headline_is_judged_on_the_variance_and_the_four_baselines() -> None:
 def test_best_accuracy_verdicts(ditto, base, jitter, expected) -> None:
     """A clear win, a tie, every arm at chance, a win inside the noise; the baselines'
     values do not move with the seed, DP-Ditto's do (``jitter``)."""
-    runs = _compare_runs(ditto, base)
+    # DP-FedAvg (lambda = 1, in the tuned grid) no more accurate than lambda = 0.1, so that
+    # the tuned lambda is 0.1
+    runs = _compare_runs(ditto, base, fedavg_acc=min(0.5, ditto["accuracy"]))
     if jitter:
         ours = (runs["method"] == "DP-Ditto") & (runs["lam"] == 0.1)
         runs.loc[ours, "accuracy"] += jitter * np.where(runs.loc[ours, "seed"] % 2, 1, -1) \
