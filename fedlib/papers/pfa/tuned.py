@@ -33,10 +33,9 @@ from typing import Any
 import pandas as pd
 
 from fedlib.papers.pfa import experiment, tuning
-from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS
+from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS, _sweep_configs
 from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
-from fedlib.sweeps import sweep
 
 BUDGET = TuningBudget(round_share=0.3, seeds=(100,), n_validation=5000)
 """A tuning run trains the first 30% of the paper's rounds on one seed (the chapter's
@@ -268,13 +267,6 @@ def tuned_configs(tuned: Tuning, seed: int, setup: experiment.PfaSetup | None = 
     return configs
 
 
-def run_tuned(tuned: Tuning, seed: int, *, workers: int | None = 1, progress: bool = False,
-              setup: experiment.PfaSetup | None = None) -> pd.DataFrame:
-    """The paper tier of the setting at the tuned values (cached, resumable), one row per
-    run and round with the run's config in columns."""
-    return _sweep(tuned_configs(tuned, seed, setup), workers, progress)
-
-
 TUNED_REPEATS = {"smoke": 2, "quick": 3, "paper": 5}
 """Seeds of each tier's runs at the tuned values (the paper averages five repeats)."""
 
@@ -445,14 +437,11 @@ def tuned_runs(scale: str, seed: int, setup: experiment.PfaSetup, *,
 
 def _sweep(planned: list[dict[str, Any]], workers: int | None, progress: bool
            ) -> pd.DataFrame:
+    """The chapter's runs of ``planned`` (:func:`fedlib.papers.pfa.paper_tier._sweep_configs`),
+    none when nothing is planned."""
     if not planned:
         return pd.DataFrame()
-    runs = sweep(experiment.EXPERIMENT, planned, experiment.run_group,
-                 batched=experiment.BATCHED, max_group_size=len(planned), workers=workers,
-                 progress=progress)
-    settings = pd.DataFrame(planned)
-    settings.insert(0, "run_key", runs.drop_duplicates("run_key")["run_key"].to_numpy())
-    return runs.merge(settings, on="run_key", how="left")
+    return _sweep_configs(planned, workers=workers, progress=progress)
 
 
 def stored_tuning(where: Setting, seed: int, setup: experiment.PfaSetup | None = None
