@@ -104,9 +104,17 @@ test: $(STAMP)
 	$(PY) -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 # A chapter by hand: JupyterLab serves notebooks/<id>.py as a notebook (jupytext), and
-# saving writes the .py back, the source of truth.
+# saving writes the .py back, the source of truth. It listens on this machine only
+# (localhost), behind the token in the URL it prints. JupyterLab refuses to start as root
+# unless told to: root (often the only user in a container) gets --allow-root, and a line
+# saying why.
+LAB := $(VENV)/bin/jupyter lab notebooks --ServerApp.ip=localhost
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks
+	@allow=; if [ "$$(id -u)" = 0 ]; then allow=--allow-root; \
+	    echo "make lab: running as root (id -u is 0, as in many containers): passing" \
+	        "--allow-root, without which jupyter lab refuses to start"; \
+	fi; \
+	echo "$(LAB) $$allow"; exec $(LAB) $$allow
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fedlib tests notebooks requirements
@@ -194,16 +202,11 @@ rebuild-all: book
 # its quick tier, both rendered with computing off (FEDLIB_COMPUTE=0), then the scorecard,
 # the status page and the book. Every page is rendered again (minutes). A tier whose runs
 # are not all stored gets a page saying so, and its claims are NOT-RUN; when the quick
-# tier of a chapter is missing, the scorecard page says why it cannot be drawn. The pages
+# tier of a chapter is missing, the scorecard page says why it cannot be drawn (the
+# scorecard's --not-drawn-page writes that page, its error shown as written). The pages
 # are renders, not runs: $(GEN)/scale says so, and `make rebuild-all` executes them again.
 SITE_TIER := quick
 SITE_PAGES := $(NOTEBOOKS:%=$(GEN)/rendered/%)
-# The scorecard's summary figure, in place, when the scorecard cannot be drawn.
-export SCORECARD_NOT_DRAWN := import sys, matplotlib; matplotlib.use("Agg"); \
-    import matplotlib.pyplot as plt; figure = plt.figure(figsize=(6, 0.6)); \
-    figure.text(0.5, 0.5, "The scorecard is not drawn in this build", ha="center", \
-    va="center"); figure.savefig(sys.argv[1])
-
 $(GEN)/rendered/%: notebooks/%.py FORCE | $(STAMP)
 	@mkdir -p $(STORED) $(CLAIMS) $(GEN)/published $(GEN)/rendered
 	$(PY) -m fedlib.render.execute $< $(GEN)/published/$*.ipynb --cwd . --published-only \
@@ -216,17 +219,8 @@ $(GEN)/rendered/%: notebooks/%.py FORCE | $(STAMP)
 site: $(SITE_PAGES) | $(STAMP)
 	@echo "$(SITE_TIER), rendered from stored runs" > $(GEN)/scale
 	@mkdir -p $(GEN)/extra/data
-	@if ! $(PY) -m fedlib.render.scorecard $(CLAIMS) --runs $(GEN) --markdown $(GEN)/scorecard.md \
-	        2> $(GEN)/scorecard.err; then \
-	    cat $(GEN)/scorecard.err >&2; \
-	    { echo "# Scorecard"; echo; echo "The scorecard is not drawn in this build:"; \
-	      echo; echo '```text'; cat $(GEN)/scorecard.err; echo '```'; echo; \
-	      echo "Each chapter's pages say which of their runs are not stored."; } \
-	        > $(GEN)/scorecard.md; \
-	    echo "The scorecard is not drawn in this build: see its page." > $(GEN)/summary.md; \
-	    $(PY) -c "$$SCORECARD_NOT_DRAWN" $(GEN)/scorecard_summary.png; \
-	fi
-	@rm -f $(GEN)/scorecard.err
+	$(PY) -m fedlib.render.scorecard $(CLAIMS) --runs $(GEN) --markdown $(GEN)/scorecard.md \
+	    --not-drawn-page
 	$(PY) -m fedlib.render.status $(GEN) --output $(GEN)/status.md
 	$(VENV)/bin/jupyter-book build $(BOOK) --all --warningiserror --keep-going --quiet
 	@echo "site: $(BOOK)/_build/html/index.html"

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -151,12 +152,37 @@ def _import_call(module: str, name: str, *args, **kwargs) -> Callable[[Path], ob
     return call
 
 
-def _notebook_parameter(**given) -> Callable[[Path], object]:
+def _notebook_parameter(chapter: str = "pfa", **given) -> Callable[[Path], object]:
     def call(tmp: Path) -> object:
         from fedlib.render.notebook import check_parameters
 
-        return check_parameters(ROOT / "notebooks" / "pfa.py", given)
+        return check_parameters(ROOT / "notebooks" / f"{chapter}.py", given)
     return call
+
+
+def _said(template: str, **values: Any) -> Callable[[Path], object]:
+    """Raise what a page's prose says of ``values`` (a case of what a page writes, not
+    refuses)."""
+    def call(tmp: Path) -> NoReturn:
+        from fedlib.render.prose import prose
+
+        raise RuntimeError(prose(template, **values))
+    return call
+
+
+def _notebook_cut_short(tmp: Path) -> object:
+    """A build interrupted while papermill saved its notebook (the disk holding
+    ``generated/tmp`` full): the notebook is cut short, and the claims are of a run
+    before."""
+    from fedlib.verdicts.claims import PAPERS, Claim, checked_claims, write_claims
+
+    claims, runs = tmp / "claims", tmp / "generated"
+    for paper in PAPERS:
+        write_claims(claims / f"{paper}.json", [Claim(paper, "a", "HOLDS", "t", "e", "",
+                                                      "quick")])
+    (runs / "tmp").mkdir(parents=True)
+    (runs / "tmp" / "pfa.out.partial.ipynb").write_text('{\n "cells": [\n  {\n   "ce')
+    return checked_claims(claims, runs)
 
 
 def _offline_switch(value: str) -> Callable[[Path], object]:
@@ -473,6 +499,10 @@ CASES: list[Case] = [
          r"differ only in x; these differ in seed"),
     Case("runs", "a scorecard read from an empty claims folder", _scorecard_of,
          r"no claims from hu2020, dpditto, padpfl, ppsgd, pfa.*make rebuild-all"),
+    Case("runs", "a notebook cut short while being saved (a full disk), on the scorecard",
+         _notebook_cut_short,
+         r"tmp/pfa\.out\.partial\.ipynb cannot be read \(.*\): a run of notebooks/pfa\.py "
+         r"was cut short while saving it .*pfa\.json may hold the claims of an earlier run"),
     Case("notebooks", "a misspelt notebook parameter", _notebook_parameter(scael="smoke"),
          r"no parameter 'scael' \(did you mean 'scale'\?\).*Nothing was run"),
     Case("notebooks", "an unknown run tier", _import_call("fedlib.tiers", "check_scale", "huge"),
@@ -481,6 +511,19 @@ CASES: list[Case] = [
          r"workers=1.5 must be an integer >= 0"),
     Case("notebooks", "a device torch does not know", _checks("check_device", "tpu0"),
          r"device='tpu0'"),
+    Case("notebooks", "DP-Ditto: an epsilon of Figures 3 and 4 given as text "
+         "(`compare_low='10'`)", _notebook_parameter("dpditto", compare_low="10"),
+         r"dpditto\.py: compare_low='10' is text, but the notebook's compare_low is a number "
+         r"\(default 10\.0\): pass a number, e\.g\. -p compare_low 10\.0.*Nothing was run"),
+    Case("notebooks", "a notebook parameter given as `Decimal('sNaN')`",
+         _notebook_parameter(seed=Decimal("sNaN")),
+         r"seed=Decimal\('sNaN'\) is a signalling NaN \(a decimal\.Decimal\), not a number.*"
+         r"pass a plain int or float, e\.g\. -p seed 0\. Nothing was run"),
+    Case("notebooks", "an infinite value in a page's prose (DP-Ditto's budget of no noise), "
+         "said not refused", _said("eps = {a}, {b}", a=math.inf, b=-math.inf),
+         "\\Aeps = \u221e, \u2212\u221e\\Z"),
+    Case("notebooks", "pandas' missing values in a page's prose, said not refused",
+         _said("{a}; {b}", a=pd.NA, b=pd.NaT), r"\Anot run at this tier; not run at this tier\Z"),
     Case("notebooks", "a claims folder that cannot be created", _unwritable_claims,
          r"claims_dir=.*cannot be created.*pass a folder"),
     Case("notebooks", "claims_dir 0 from the command line (an int)", _chapter(claims_dir=0),
@@ -622,6 +665,32 @@ def _missing_runs(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return rendered((tmp / "toy.md").read_text())
 
 
+def _scorecard_not_drawn(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE, rendered
+
+    from fedlib.render import scorecard
+    from fedlib.verdicts.claims import ScorecardError
+
+    def refused(*args: object) -> NoReturn:
+        raise ScorecardError(HOSTILE)
+
+    monkeypatch.setattr(scorecard, "checked_claims", refused)
+    assert scorecard.main([str(tmp), "--markdown", str(tmp / "scorecard.md"),
+                           "--not-drawn-page"]) == 0
+    return rendered((tmp / "scorecard.md").read_text())
+
+
+def _export_leftovers(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from hostile import HOSTILE, rendered
+
+    import fedlib.runs.published
+    from fedlib.render.status import published_section
+
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(tmp / "published"))
+    monkeypatch.setattr(fedlib.runs.published, "leftover_lines", lambda root=None: [HOSTILE])
+    return rendered("\n".join(published_section()))
+
+
 SHOWN: list[Shown] = [
     Shown("chapter", "a claim's evidence, in the list of claims", _claims_list,
           frozenset({"li", "code"})),
@@ -635,6 +704,10 @@ SHOWN: list[Shown] = [
           _tier_note, frozenset({"h1"})),
     Shown("tier page", "why its runs are missing, and the tier in the command to compute "
           "them", _missing_runs, frozenset({"h1", "code"})),
+    Shown("scorecard", "why it cannot be drawn (the names of claims files, keys, notebooks), "
+          "on the page in its place", _scorecard_not_drawn, frozenset({"h1", "code"})),
+    Shown("status page", "the folder and file names of what an interrupted export left "
+          "behind", _export_leftovers, frozenset({"li", "code"})),
 ]
 
 
@@ -718,7 +791,10 @@ def markdown_table() -> str:
     lines += ["", "Values that fedlib writes into the book's pages are escaped. Set to a "
               "value holding HTML (`<script>`), a table's `|`, backticks, a link, math, "
               "emphasis, a MyST role and line breaks, each of these shows it as written "
-              "and makes no markup of it:", "", "| page | value |", "|---|---|"]
+              "and makes no markup of it (and every page written from values makes no "
+              "more markup of a fence of backticks, tildes or colons, a MyST directive, "
+              "target or comment, `$$` math, a table, a heading or indented code than of "
+              "plain words):", "", "| page | value |", "|---|---|"]
     lines += [f"| {shown.page} | {shown.value} |" for shown in SHOWN]
     return "\n".join(lines) + "\n"
 

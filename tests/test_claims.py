@@ -406,6 +406,35 @@ def test_an_interrupted_run_left_as_a_partial_notebook_makes_its_claims_stale(tm
         checked_claims(claims, runs)
 
 
+@pytest.mark.parametrize("left", ["tmp/ppsgd.out.partial.ipynb", "tmp/ppsgd.out.ipynb",
+                                  "ppsgd.partial.ipynb", "ppsgd.ipynb"])
+@pytest.mark.parametrize("content", [b'{\n "cells": [\n  {\n   "cell_type": "mark', b"",
+                                     b"\xff\xfe", b"[]"],
+                         ids=["cut short", "empty", "not text", "not a notebook"])
+def test_a_notebook_of_a_run_that_cannot_be_read_makes_the_scorecard_refuse(
+        tmp_path, left: str, content: bytes) -> None:
+    """A build interrupted while papermill saved the notebook (a full disk) leaves it cut
+    short: nothing says when that run started, so the claims may be of an earlier run."""
+    import os
+
+    claims, runs = tmp_path / "claims", tmp_path / "runs"
+    claims.mkdir()
+    (runs / "tmp").mkdir(parents=True)
+    _every_paper(claims)
+    for paper in PAPERS:  # written after every readable notebook's run
+        os.utime(claims / f"{paper}.json", (1_900_000_000, 1_900_000_000))
+    (runs / left).write_bytes(content)
+    named = re.escape(str(runs / left))
+    with pytest.raises(ScorecardError, match=rf"{named} cannot be read .*notebooks/ppsgd\.py "
+                                             r"was cut short.*ppsgd\.json may hold the claims "
+                                             r"of an earlier run"):
+        checked_claims(claims, runs)
+    result = _scorecard(claims, "--runs", runs)
+    assert result.returncode == 1 and str(runs / left) in result.stderr and not result.stdout
+    (runs / left).unlink()
+    assert len(checked_claims(claims, runs)) == 15
+
+
 def test_a_finding_stays_a_finding_at_a_tier_that_was_not_rendered(tmp_path) -> None:
     from fedlib.verdicts.claims import stored_tier_claims
 

@@ -141,6 +141,36 @@ def test_a_run_killed_while_running_leaves_the_output_as_it_was(
     assert ex.partial_path(output).read_text() == '{"cells": ['
 
 
+def test_a_save_cut_short_by_a_full_disk_leaves_the_partial_notebook_for_the_scorecard(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Papermill's save of the partial notebook fails part-way: the notebook cannot be
+    read to mark it unfinished, so it stays where the scorecard looks for it, and stderr
+    says so."""
+    import errno
+
+    import papermill
+
+    from fedlib.verdicts.claims import run_attempts
+
+    runs = tmp_path / "generated"
+    output = runs / "tmp" / "toy.out.ipynb"
+
+    def full_disk(input_path: str, output_path: str, **_: Any) -> None:
+        Path(output_path).write_text('{\n "cells": [\n  {\n   "cell_type": "mark')
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(papermill, "execute_notebook", full_disk)
+    with pytest.raises(OSError, match="No space left on device"):
+        ex.execute(toy, output, {"scale": "smoke"})
+    partial = ex.partial_path(output)
+    assert partial.is_file() and not output.exists()
+    assert partial in run_attempts(runs, "toy")
+    said = capsys.readouterr().err
+    assert f"{partial} is not a readable notebook" in said
+    assert "cannot be marked as unfinished, and is left as it is" in said
+
+
 @pytest.mark.parametrize("damage", ["truncated", "not a notebook", "not text"])
 @pytest.mark.parametrize("reader", [ex.fold_code, lambda p: ex.label_tier_page(p, "paper")],
                          ids=["fold_code", "label_tier_page"])

@@ -9,6 +9,7 @@ import pytest
 
 from fedlib.render.findings import Links as FindingLinks
 from fedlib.render.findings import context, findings_markdown, measure, measures, paper_findings
+from fedlib.render.markdown import markdown_text
 from fedlib.render.scorecard import scorecard_markdown
 from fedlib.verdicts.claims import Claim, ClaimSheet, aligned_tiers, stored_tier_claims
 from fedlib.verdicts.compare import Comparison, combine, near_value
@@ -28,7 +29,8 @@ def _visible(markdown: str) -> str:
     """What a reader sees of the Markdown: link targets and HTML attributes removed."""
     text = re.sub(r"\]\([^)]*\)", "]", markdown)
     text = re.sub(r"<[^>]+>", "", text)
-    return re.sub(r"\{ref\}`([^<`]*)<[^>]*>`", r"\1", text)
+    text = re.sub(r"\{ref\}`([^<`]*)<[^>]*>`", r"\1", text)
+    return re.sub(r"\\(.)", r"\1", text)  # an escaped character reads as itself
 
 
 def _paper_tier_sheet() -> tuple[list[Claim], list[Claim]]:
@@ -58,12 +60,13 @@ def test_a_paper_judged_at_the_paper_tier_names_its_clearest_hold_and_fail() -> 
     clear = measure(paper[0])
     assert clear is not None and clear.text == "-0.300 [-0.325, -0.275]"
     assert ("Holds most clearly, at the paper tier: *adaptive factors give a lower final loss "
-            "than equal factors*; measured final training loss, adaptive minus 1-1-1: "
-            "-0.300 \\[-0.325, -0.275\\], 95% interval over 3 paired seeds, margin 0.02") in text
+            "than equal factors*; " + markdown_text(
+                "measured final training loss, adaptive minus 1-1-1: -0.300 [-0.325, -0.275], "
+                "95% interval over 3 paired seeds, margin 0.02")) in text
     assert "Fails most clearly, at the paper tier: *weight on the large clients" in text
     assert "[chapter](generated/published/padpfl.ipynb)" in text
     assert '<a href="generated/scorecard.html#claim-padpfl-fig2-clear-win">scorecard</a>' in text
-    assert "0-1-2 gives" not in text  # the narrow win is not the clearest
+    assert "0-1-2 gives" not in _visible(text)  # the narrow win is not the clearest
     seen = _visible(text)
     assert "`" not in seen and not any(c.claim_id in seen for c in paper)
 
@@ -97,16 +100,18 @@ def test_a_paper_whose_paper_tier_is_not_run_says_so_and_names_the_quick_tier(tm
     (tmp_path / "published" / "ppsgd.missing").write_text("487 of 679 runs are missing\n")
     claims = aligned_tiers([*quick, *stored_tier_claims(tmp_path, quick.claims)])
     text = paper_findings(claims, "Bietti et al. 2022", "PPSGD", FindingLinks())
-    assert text.startswith("**[Bietti et al. 2022](generated/ppsgd.ipynb)**, *PPSGD*. The "
+    assert text.startswith("**[Bietti et al\\. 2022](generated/ppsgd.ipynb)**, *PPSGD*. The "
                            "paper tier is not yet run for this paper (its runs are not all "
                            "computed yet); at the quick tier, of its 3 claims 1 holds, 1 "
                            "fails and 1 is not run.")
-    assert ("Holds most clearly, at the quick tier: *local learning does poorly: alpha\\*Q=0 "
-            "ends below alpha\\*Q=inf*; measured final test accuracy, alpha\\*Q=inf minus "
-            "alpha\\*Q=0: 0.580 \\[0.555, 0.605\\]") in text
-    assert ("Fails most clearly, at the quick tier: *the printed epsilon is the accountant's*; "
-            "computed exactly: RDP gives 8.07 where the paper prints 6.1 "
-            "([chapter](generated/ppsgd.ipynb), ") in text
+    assert ("Holds most clearly, at the quick tier: *"
+            + markdown_text("local learning does poorly: alpha*Q=0 ends below alpha*Q=inf")
+            + "*; " + markdown_text("measured final test accuracy, alpha*Q=inf minus "
+                                    "alpha*Q=0: 0.580 [0.555, 0.605]")) in text
+    assert ("Fails most clearly, at the quick tier: *"
+            + markdown_text("the printed epsilon is the accountant's") + "*; "
+            + markdown_text("computed exactly: RDP gives 8.07 where the paper prints 6.1")
+            + " ([chapter](generated/ppsgd.ipynb), ") in text
     assert "fig1c" not in _visible(text)
 
 
@@ -121,9 +126,10 @@ def test_the_companion_findings_are_told_apart_with_their_numbers() -> None:
     head, found = page.split("### What the companion found")
     assert "T\\*" not in head and "At the papers' scale (the paper tier), of its 1 claim " \
         "1 holds." in head
-    assert ("- DP-Ditto: *the bound has an interior optimum T\\**"
-            " holds at the paper tier; computed exactly: T\\* per epsilon: eps=1: 17, eps=10: "
-            "28 ([chapter](generated/published/dpditto.ipynb), <a href=\"generated/"
+    assert (f"- {markdown_text('DP-Ditto')}: *the bound has an interior optimum T\\**"
+            " holds at the paper tier; " + markdown_text(
+                "computed exactly: T* per epsilon: eps=1: 17, eps=10: 28")
+            + " ([chapter](generated/published/dpditto.ipynb), <a href=\"generated/"
             "scorecard.html#claim-dpditto-fig2-interior-optimum\">scorecard</a>).") in found
     assert "interior-optimum" not in _visible(page)
 
@@ -133,7 +139,7 @@ def test_claim_text_cannot_inject_markup_into_the_prose() -> None:
     sheet.exact("a", True, "<img src=x> *bold* $x$ [link](y)", "1")
     text = paper_findings(sheet.claims, "Liu", "PFA", FindingLinks())
     assert not re.search(r"(?<!\\)[<*$\[]", text.split("tier: *")[1].split("*; computed")[0])
-    assert "\\<img src=x\\> \\*bold\\* \\$x\\$ \\[link\\](y)" in text
+    assert markdown_text("<img src=x> *bold* $x$ [link](y)") in text
 
 
 def test_numbers_are_read_back_from_combined_and_banded_evidence() -> None:

@@ -111,3 +111,37 @@ def test_a_chapter_opens_as_a_notebook_runs_its_parameters_and_saves_as_py(lab) 
     assert "seed = 7" in saved and saved.startswith("# ---\n# jupyter:")
     assert "# %% [markdown]" in saved
     assert not list((root / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("uid", [0, 1000], ids=["root", "a user"])
+def test_make_lab_passes_allow_root_as_root_only_and_stays_on_localhost(
+        tmp_path: Path, uid: int) -> None:
+    """JupyterLab refuses to start as root (the only user of many containers) unless
+    given --allow-root: ``make lab`` gives it then, and says why. Either way it listens on
+    localhost behind its token. ``id`` and ``jupyter`` are stand-ins that say what they
+    were asked."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv, bin_ = tmp_path / "venv", tmp_path / "bin"
+    (venv / "bin").mkdir(parents=True)
+    bin_.mkdir()
+    for path, script in ((venv / "bin" / "jupyter", 'echo "ran: jupyter $*"'),
+                         (bin_ / "id", f"echo {uid}")):
+        path.write_text(f"#!/bin/sh\n{script}\n")
+        path.chmod(0o755)
+    (venv / ".installed").touch()  # the environment counts as installed
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "lab", f"VENV={venv}"],
+        env={**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    ran = [line.removeprefix("ran: ") for line in result.stdout.splitlines()
+           if line.startswith("ran: ")]
+    command = "jupyter lab notebooks --ServerApp.ip=localhost"
+    assert ran == [f"{command} --allow-root" if uid == 0 else command]
+    why = [line for line in result.stdout.splitlines() if line.startswith("make lab: ")]
+    if uid == 0:
+        assert len(why) == 1 and "root" in why[0] and "--allow-root" in why[0], result.stdout
+    else:
+        assert not why, result.stdout
+    assert "token" not in ran[0]  # the server's own token is kept

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -168,3 +169,41 @@ def test_say_displays_the_paragraph(monkeypatch):
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
     say("accuracy {a:.2f}", a=0.5)
     assert len(shown) == 1 and shown[0].data == "accuracy 0\\.50"
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    (math.inf, "\u221e"), (-math.inf, "\u2212\u221e"), (np.float64("inf"), "\u221e"),
+    (np.float32("-inf"), "\u2212\u221e"), (Decimal("Infinity"), "\u221e")])
+def test_an_infinite_value_is_written_as_infinity_not_as_missing(value, written):
+    """DP-Ditto's budget of no noise is epsilon = inf: a value, never "not run"."""
+    assert not missing(value)
+    assert prose("at epsilon = {e}", e=value) == f"at epsilon = {written}"
+    assert prose("at epsilon = {e:.1f}", e=value) == f"at epsilon = {written}"
+    assert prose("{e}", e=[value, 1.0]) == f"{written} and 1"
+    assert scaled(value, 2) == value and not missing(sign_word(value, "a", "b"))
+
+
+def test_an_estimate_with_an_infinite_mean_says_so():
+    assert interval_text(Estimate(1, math.inf, -math.inf, math.inf)) == (
+        "\u221e (one run, no interval)")
+    assert not missing(Estimate(1, math.inf, -math.inf, math.inf))
+
+
+@pytest.mark.parametrize("value", [pd.NA, pd.NaT, np.datetime64("NaT"), np.timedelta64("NaT"),
+                                   Decimal("NaN"), Decimal("sNaN")],
+                         ids=["NA", "NaT", "datetime64 NaT", "timedelta64 NaT", "Decimal NaN",
+                              "Decimal sNaN"])
+def test_pandas_and_numpy_missing_values_read_as_not_run(value):
+    assert missing(value)
+    assert prose("the loss ends at {x:.3f}.", x=value) == (
+        f"the loss ends at {markdown_text(NOT_RUN)}.")
+    assert prose("{x}", x=value) == markdown_text(NOT_RUN)
+
+
+def test_rows_are_matched_at_an_infinite_value_and_at_a_missing_one():
+    runs = pd.DataFrame({"epsilon": [1.0, math.inf, math.inf, None],
+                         "accuracy": [0.5, 0.8, 0.9, 0.7]})
+    assert mean_of(runs, "accuracy", epsilon=math.inf) == pytest.approx(0.85)
+    assert prose("{a:.2f} at {e}", a=mean_of(runs, "accuracy", epsilon=math.inf),
+                 e=math.inf) == "0\\.85 at \u221e"
+    assert mean_of(runs, "accuracy", epsilon=pd.NA) == pytest.approx(0.7)

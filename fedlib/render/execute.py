@@ -75,22 +75,28 @@ def unfinished(notebook: Any) -> bool:
 
 def _keep_unfinished(running: Path, output: Path, error: BaseException) -> None:
     """Move the notebook of a run that did not finish from ``running`` to ``output``,
-    marked as unfinished; a notebook that cannot be read is left where it is, and the
-    output untouched."""
+    marked as unfinished; a notebook that cannot be read (its save was cut short, e.g. on
+    a full disk) is left where it is, the output untouched, and a line on stderr says so
+    (the scorecard refuses to read claims while a build's notebook is in that state:
+    :func:`fedlib.verdicts.claims.checked_claims`)."""
     import nbformat
 
     from fedlib.paths import atomic_path
+    from fedlib.render.markdown import markdown_code
 
     try:
         book = read_executed(running)
-    except (OSError, ValueError):
+    except (OSError, ValueError) as unreadable:
+        if running.exists():
+            print(f"{unreadable} It cannot be marked as unfinished, and is left as it is.",
+                  file=sys.stderr)
         return
     if not unfinished(book):
         book.metadata.setdefault("papermill", {})["exception"] = True
         book.cells.insert(0, nbformat.v4.new_markdown_cell(
-            f"**This run did not finish** (`{type(error).__name__}`): the cells "
-            "below it did not all run, and nothing in it is a result. Rerun the chapter.",
-            metadata={"tags": [UNFINISHED_TAG]}))
+            f"**This run did not finish** ({markdown_code(type(error).__name__)}): the "
+            "cells below it did not all run, and nothing in it is a result. Rerun the "
+            "chapter.", metadata={"tags": [UNFINISHED_TAG]}))
     with atomic_path(output) as tmp:
         nbformat.write(book, str(tmp))
     running.unlink(missing_ok=True)

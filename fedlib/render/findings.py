@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fedlib.render.anchors import chapter_labels, claim_anchor
+from fedlib.render.markdown import markdown_text
 from fedlib.tiers import SCALES
 from fedlib.verdicts.claims import (
     CHAPTER_TITLES,
@@ -278,17 +279,17 @@ def numbers(claim: Claim) -> str:
 
 # --- prose -----------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}<>#|$~&!])")
-
 _COUNT_WORDS = {HOLDS: ("holds", "hold"), FAILS: ("fails", "fail"),
                 INCONCLUSIVE: ("is inconclusive", "are inconclusive"),
                 NOT_TESTABLE: ("is not testable", "are not testable"),
                 NOT_RUN: ("is not run", "are not run")}
 
 
-def _md(text: str) -> str:
-    """``text`` as literal Markdown: every character that could start markup escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+def _words(text: str) -> str:
+    """``text`` shown as written (:func:`fedlib.render.markdown.markdown_text`), its runs
+    of whitespace single spaces and none at its ends, so that it can sit inside
+    emphasis."""
+    return markdown_text(" ".join(text.split()))
 
 
 def _and(items: Sequence[str]) -> str:
@@ -346,7 +347,7 @@ def _cited(claim: Claim, links: Links) -> str:
     """``*the claim*; measured ... (chapter, scorecard)``."""
     said = numbers(claim)
     refs = f"({links.chapter(claim)}, {links.scorecard(claim)})"
-    return f"*{_md(claim.text)}*" + (f"; {_md(said)} " if said else " ") + refs
+    return f"*{_words(claim.text)}*" + (f"; {_words(said)} " if said else " ") + refs
 
 
 def deciding(group: Sequence[Claim]) -> Claim:
@@ -405,7 +406,7 @@ def paper_findings(claims: Sequence[Claim], reference: str, title: str,
     run = [c for c in at_paper if c.status != NOT_RUN]
     built = [s for s in SCALES if s != STORED_TIER and any(c.scale == s for c in mine)]
     other = built[-1] if built else ""
-    head = f"**[{_md(reference)}]({links.prefix}{mine[0].paper}.ipynb)**, *{_md(title)}*. "
+    head = f"**[{_words(reference)}]({links.prefix}{mine[0].paper}.ipynb)**, *{_words(title)}*. "
     if run and len(run) == len(at_paper):
         lead = (f"At the papers' scale (the {STORED_TIER} tier), of its {claims_word} "
                 f"{_counts(run)}.")
@@ -454,9 +455,9 @@ def companion_findings(claims: Sequence[Claim], references: dict[str, str],
         c = deciding(group)
         said = numbers(c) if c.status != NOT_RUN else ""
         refs = f"({links.chapter(c)}, {links.scorecard(c)})"
-        lines.append(f"{_md(references.get(c.paper, c.paper))}: *{_md(c.text)}* "
+        lines.append(f"{_words(references.get(c.paper, c.paper))}: *{_words(c.text)}* "
                      f"{_VERDICT_PHRASES[c.status]} at the {c.scale} tier"
-                     + (f"; {_md(said)} " if said else " ") + f"{refs}.")
+                     + (f"; {_words(said)} " if said else " ") + f"{refs}.")
     return lines
 
 

@@ -15,9 +15,16 @@ _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 def markdown_text(text: object) -> str:
     """``text`` as Markdown (MyST) that shows it as written: every ASCII punctuation
     character backslash-escaped (so no emphasis, link, HTML, math, role or table cell
-    starts in it) and its line breaks as spaces (so it stays in its paragraph, list
-    item or table row)."""
-    return _PUNCTUATION.sub(r"\\\1", " ".join(str(text).splitlines()))
+    starts in it), its line breaks as spaces (so it stays in its paragraph, list item or
+    table row) and no whitespace at its ends (which would indent a line into code, or
+    end it with a line break)."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(str(text).splitlines()).strip())
+
+
+def _fence(text: str, least: int) -> str:
+    """A run of backticks longer than any in ``text``, and at least ``least`` long: no run
+    inside ``text`` can close a code span or block it opens."""
+    return "`" * max(least, max(map(len, re.findall("`+", text)), default=0) + 1)
 
 
 def markdown_code(text: object) -> str:
@@ -26,9 +33,19 @@ def markdown_code(text: object) -> str:
     text = " ".join(str(text).splitlines())
     if not text.strip():
         return markdown_text(text)
-    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    fence = _fence(text, 1)
     pad = " " if text[0] in "` " or text[-1] in "` " else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_block(text: object) -> str:
+    """``text`` as a fenced block of plain text (MyST), its lines kept and shown as
+    written: the fence is longer than any run of backticks in it, so no line of it
+    (a fence of backticks or tildes, a directive, HTML, math) ends the block or becomes
+    markup."""
+    lines = str(text).splitlines() or [""]
+    fence = _fence("\n".join(lines), 3)
+    return "\n".join([f"{fence}text", *lines, fence])
 
 
 TIER_MEANINGS = {

@@ -7,6 +7,7 @@ import ast
 import difflib
 import os
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -65,18 +66,67 @@ def parameter_notes(source: str | Path) -> list[tuple[str, str, str]]:
 
 
 def check_parameters(source: str | Path, given: Mapping[str, Any]) -> None:
-    """Raise a ValueError naming every given parameter the notebook does not declare."""
+    """Raise a ValueError naming every given parameter the notebook does not declare, or
+    the first given value the notebook cannot take (:func:`value_problem`)."""
     declared = declared_parameters(source)
     unknown = [name for name in given if name not in declared]
-    if not unknown:
-        return
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, declared, n=1)
-        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    raise ValueError(
-        f"{Path(source).name} has no parameter {', '.join(hints)}; its parameters are "
-        f"{', '.join(declared)}. Nothing was run.")
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, declared, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ValueError(
+            f"{Path(source).name} has no parameter {', '.join(hints)}; its parameters are "
+            f"{', '.join(declared)}. Nothing was run.")
+    for name, value in plain_parameters(given).items():
+        problem = value_problem(name, value, declared[name])
+        if problem:
+            raise ValueError(f"{Path(source).name}: {problem}. Nothing was run.")
+
+
+PASSED_AS_THEY_ARE = (type(None), str, bool, int, float, list, dict)
+"""The values papermill writes into a notebook as they are (:func:`plain_parameters`
+turns numpy scalars and paths into these first); it writes any other value (a tuple, a
+:class:`~decimal.Decimal`, a date) as text, or fails on it."""
+
+
+def value_problem(name: str, value: Any, default: Any) -> str:
+    """What is wrong with ``value`` for the notebook parameter ``name`` whose default is
+    ``default`` (empty when nothing is), with the fix: a value papermill cannot hand to
+    the notebook as it is (not one of :data:`PASSED_AS_THEY_ARE`, in a list or dict
+    too), or text or a boolean where the notebook takes a number (its default is one)."""
+    example = f"-p {name} {default!r}" if isinstance(default, int | float | str) \
+        and not isinstance(default, bool) else f"{name}={default!r}"
+    odd = _not_passed(value)
+    if odd is not None:
+        inside = "" if odd is value else f" (in {name}={value!r})"
+        said = f"{name}={odd!r}{inside} is"
+        if isinstance(odd, Decimal) and odd.is_snan():
+            return (f"{said} a signalling NaN (a decimal.Decimal), not a number, and no "
+                    f"notebook parameter takes it; pass a plain int or float, e.g. {example}")
+        kind = type(odd)
+        module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+        return (f"{said} a {module}{kind.__qualname__}, which papermill does not hand to a "
+                "notebook as it is (it writes it as text); pass a plain int or float (or a "
+                f"str, bool, None, list or dict), e.g. {example}")
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        if isinstance(value, str):
+            return (f"{name}={value!r} is text, but the notebook's {name} is a number "
+                    f"(default {default!r}): pass a number, e.g. {example} (-p reads 10, "
+                    "0.5, 1e-5 and inf as numbers)")
+        if isinstance(value, bool):
+            return (f"{name}={value!r} is a boolean, but the notebook's {name} is a number "
+                    f"(default {default!r}): pass a number, e.g. {example}")
+    return ""
+
+
+def _not_passed(value: Any) -> Any:
+    """The first part of ``value`` papermill does not pass as it is, or None."""
+    if not isinstance(value, PASSED_AS_THEY_ARE):
+        return value
+    parts = value.values() if isinstance(value, dict) else value if isinstance(value, list) \
+        else ()
+    return next((odd for part in parts if (odd := _not_passed(part)) is not None), None)
 
 
 def parse_value(text: str) -> Any:
@@ -91,10 +141,17 @@ def parse_value(text: str) -> Any:
 
 def plain_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """``parameters`` with every numpy scalar as the Python value it holds (papermill
-    writes a value it does not know, such as ``numpy.int64(3)``, as the string ``'3'``)."""
-    return {name: value.item() if type(value).__module__ == "numpy"
-            and hasattr(value, "item") and getattr(value, "ndim", None) == 0 else value
-            for name, value in parameters.items()}
+    writes a value it does not know, such as ``numpy.int64(3)``, as the string ``'3'``)
+    and every path as its text (which papermill quotes as a string)."""
+    def plain(value: Any) -> Any:
+        if type(value).__module__ == "numpy" and hasattr(value, "item") \
+                and getattr(value, "ndim", None) == 0:
+            return value.item()
+        if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+            return os.fspath(value)
+        return value
+
+    return {name: plain(value) for name, value in parameters.items()}
 
 
 def writable_claims_folder(claims_dir: object) -> Path:

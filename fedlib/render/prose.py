@@ -9,7 +9,9 @@ value never becomes markup.
 
 A value the tier did not compute (a run left out of the tier, a claim not evaluated, a
 mean over no runs) is a :class:`Missing`, and is rendered as a phrase saying so
-(:data:`NOT_RUN` unless it gives its own), never as a number. The helpers below read the
+(:data:`NOT_RUN` unless it gives its own), never as a number; so are None, a NaN and
+pandas' missing values (``pd.NA``, ``pd.NaT``, a NaT of numpy). An infinite value is a
+value (DP-Ditto's budget of no noise is ε = ∞): it reads ``∞`` or ``−∞``. The helpers below read the
 values a paragraph needs from what a chapter already has (its runs frame, its claims),
 and return a :class:`Missing` where that tier has no such value.
 """
@@ -21,6 +23,7 @@ import numbers
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -57,15 +60,34 @@ class Missing:
 
 
 def missing(value: object) -> bool:
-    """True when ``value`` stands for nothing computed: a :class:`Missing`, None, a NaN,
-    or an :class:`~fedlib.verdicts.compare.Estimate` over no runs or with a NaN mean."""
-    if value is None or isinstance(value, Missing):
+    """True when ``value`` stands for nothing computed: a :class:`Missing`, None, a NaN
+    (a float's, numpy's or a :class:`~decimal.Decimal`'s), pandas' ``NA`` or ``NaT``, a
+    NaT of numpy, or an :class:`~fedlib.verdicts.compare.Estimate` over no runs or with a
+    NaN mean. An infinite value is not missing (:func:`number_text` writes it ``∞``)."""
+    if value is None or isinstance(value, Missing) or value is pd.NA or value is pd.NaT:
         return True
     if isinstance(value, Estimate):
-        return value.n == 0 or not math.isfinite(value.mean)
+        return value.n == 0 or math.isnan(value.mean)
+    if isinstance(value, Decimal):
+        return value.is_nan()
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return not math.isfinite(float(value))
+        return math.isnan(float(value))
     return False
+
+
+MINUS = "\u2212"
+"""The minus sign of a negative infinity (``−∞``), as a page sets it."""
+
+
+def number_text(value: float | Decimal, spec: str = "") -> str:
+    """``value`` formatted with ``spec``; an infinity as ``∞`` or ``−∞`` whatever the
+    spec (``inf`` is no word of a page's prose)."""
+    infinite = value.is_infinite() if isinstance(value, Decimal) else math.isinf(value)
+    if infinite:
+        return "\u221e" if value > 0 else f"{MINUS}\u221e"
+    return format(value, spec)
 
 
 def _reason(value: object) -> str:
@@ -76,12 +98,12 @@ def interval_text(value: Estimate, spec: str = ".3f") -> str:
     """An estimate in words: ``0.012 (95% interval 0.004 to 0.020, 3 paired seeds)``; one
     repeat gives no interval and says so."""
     spec = spec or ".3f"
-    mean = format(value.mean, spec)
+    mean = number_text(value.mean, spec)
     if value.n == 1 or not (math.isfinite(value.low) and math.isfinite(value.high)):
         return f"{mean} (one run, no interval)"
     unit = "paired seeds" if value.paired else "runs"
-    return (f"{mean} ({value.level:.0%} interval {format(value.low, spec)} to "
-            f"{format(value.high, spec)}, {value.n} {unit})")
+    return (f"{mean} ({value.level:.0%} interval {number_text(value.low, spec)} to "
+            f"{number_text(value.high, spec)}, {value.n} {unit})")
 
 
 class _ProseFormatter(string.Formatter):
@@ -99,7 +121,9 @@ class _ProseFormatter(string.Formatter):
         elif isinstance(value, numbers.Integral):
             text = format(int(value), format_spec or "d")
         elif isinstance(value, numbers.Real):
-            text = format(float(value), format_spec or ".3g")
+            text = number_text(float(value), format_spec or ".3g")
+        elif isinstance(value, Decimal):
+            text = number_text(value, format_spec or ".3g")
         elif isinstance(value, str):
             text = format(value, format_spec)
         elif isinstance(value, Sequence | set | frozenset):
@@ -165,7 +189,7 @@ def _rows(frame: pd.DataFrame | None, where: Mapping[str, object]) -> pd.DataFra
         values = frame[column]
         if isinstance(wanted, Missing):
             return None
-        if wanted is None or (isinstance(wanted, float) and math.isnan(wanted)):
+        if missing(wanted):
             mask &= values.isna()
         else:
             mask &= values == wanted

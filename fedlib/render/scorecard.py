@@ -309,12 +309,55 @@ def summary_figure(claims: Sequence[Claim], path: Path) -> None:
     plt.close(fig)
 
 
+NOT_DRAWN = "The scorecard is not drawn in this build"
+"""What the scorecard's page, its summary line and its figure say when it cannot be drawn."""
+
+
+def not_drawn_markdown(reason: str) -> str:
+    """The scorecard's page when it cannot be drawn: why (``reason``, the error, shown as
+    written in a block of its own), and where the chapters say what is missing."""
+    from fedlib.render.markdown import markdown_block
+
+    return "\n".join(["# Scorecard", "", f"{NOT_DRAWN}:", "", markdown_block(reason), "",
+                      "Each chapter's pages say which of their runs are not stored.", ""])
+
+
+def not_drawn_figure(path: Path) -> None:
+    """The scorecard's summary figure when it cannot be drawn: a line saying so."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure(figsize=(6, 0.6))
+    figure.text(0.5, 0.5, NOT_DRAWN, ha="center", va="center")
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png")
+    plt.close(figure)
+
+
+def write_not_drawn(markdown: Path, reason: str) -> None:
+    """Put the pages of a scorecard that cannot be drawn where the drawn ones would be:
+    ``markdown`` (:func:`not_drawn_markdown`), ``summary.md`` and the summary figure
+    beside it (:func:`not_drawn_figure`)."""
+    markdown = Path(markdown)
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(not_drawn_markdown(reason))
+    with atomic_path(markdown.parent / "summary.md") as tmp:
+        tmp.write_text(f"{NOT_DRAWN}: see its page.\n")
+    not_drawn_figure(markdown.parent / "scorecard_summary.png")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fedlib.render.scorecard [FOLDER] [--runs DIR] [--markdown OUT]``.
+    """``python -m fedlib.render.scorecard [FOLDER] [--runs DIR] [--markdown OUT]
+    [--not-drawn-page]``.
 
     With ``--markdown`` also writes, beside OUT, the summary figure
     (``scorecard_summary.png`` and its ``.csv``) and the landing page's findings in
-    prose (``summary.md``, :func:`fedlib.render.findings.findings_markdown`)."""
+    prose (``summary.md``, :func:`fedlib.render.findings.findings_markdown`). A scorecard
+    that cannot be trusted (:func:`fedlib.verdicts.claims.checked_claims`) is refused:
+    the reason goes to stderr and the exit status is 1; with ``--not-drawn-page`` the
+    pages say why instead (:func:`write_not_drawn`) and the exit status is 0."""
     import argparse
 
     from fedlib.paths import claims_dir
@@ -326,25 +369,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="folder of the executed notebooks: claims older than their "
                         "notebook's last run are reported as stale")
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
+    parser.add_argument("--not-drawn-page", action="store_true",
+                        help="when the scorecard cannot be drawn, write a page saying why "
+                        "in its place (with --markdown), and exit 0")
     args = parser.parse_args(argv)
+    if args.not_drawn_page and args.markdown is None:
+        parser.error("--not-drawn-page writes the page given by --markdown; give it")
     folder = args.folder or claims_dir()
     try:
-        claims = checked_claims(folder, args.runs)
+        _draw(folder, args.runs, args.markdown)
     except ScorecardError as error:
         print(str(error), file=sys.stderr)
-        return 1
-    claims = aligned_tiers(claims + stored_tier_claims(folder, claims))
-    if args.markdown:
-        with atomic_path(args.markdown) as tmp:
-            tmp.write_text(scorecard_markdown(claims, args.runs))
-        summary_figure(claims, args.markdown.parent / "scorecard_summary.png")
-        from fedlib.render.findings import findings_markdown
+        if not args.not_drawn_page:
+            return 1
+        write_not_drawn(args.markdown, str(error))
+    except Exception as error:
+        if not args.not_drawn_page:
+            raise
+        import traceback
 
-        with atomic_path(args.markdown.parent / "summary.md") as tmp:
-            tmp.write_text(findings_markdown(claims, args.runs))
-    else:
-        print(scorecard_text(claims))
+        traceback.print_exc()
+        write_not_drawn(args.markdown, f"{type(error).__name__}: {error}")
     return 0
+
+
+def _draw(folder: Path, runs: Path | None, markdown: Path | None) -> None:
+    """Read and check the claims of ``folder`` (against the executed notebooks in
+    ``runs``), then write the scorecard's pages (``markdown``: the page, and beside it
+    the summary figure and the findings) or print it."""
+    claims = checked_claims(folder, runs)
+    claims = aligned_tiers(claims + stored_tier_claims(folder, claims))
+    if markdown is None:
+        print(scorecard_text(claims))
+        return
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(scorecard_markdown(claims, runs))
+    summary_figure(claims, markdown.parent / "scorecard_summary.png")
+    from fedlib.render.findings import findings_markdown
+
+    with atomic_path(markdown.parent / "summary.md") as tmp:
+        tmp.write_text(findings_markdown(claims, runs))
 
 
 if __name__ == "__main__":

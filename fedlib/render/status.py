@@ -63,8 +63,8 @@ def _mapping(value: object) -> Mapping[str, Any]:
 
 
 def _cell(value: object) -> str:
-    """``value`` as the text of a Markdown table cell, shown as written: no ``|`` ends
-    the cell, no line break the row, nothing in it becomes markup."""
+    """``value`` as the text of a Markdown table cell or list item, shown as written: no
+    ``|`` ends the cell, no line break the row or item, nothing in it becomes markup."""
     from fedlib.render.markdown import markdown_text
 
     return markdown_text(value)
@@ -108,14 +108,16 @@ def status_markdown(folder: Path) -> str:
         "| package | version |",
         "|---|---|",
     ]
-    lines += [f"| {name} | {version} |" for name, version in package_versions().items()]
+    lines += [f"| {_cell(name)} | {_cell(version)} |"
+              for name, version in package_versions().items()]
     return "\n".join(lines) + "\n"
 
 
 def published_section() -> list[str]:
     """The published runs (:mod:`fedlib.runs.published`) as Markdown lines: per experiment and
     tier, how many are current, stale and damaged, which files made the stale ones stale,
-    and the files an interrupted export left behind."""
+    and the files an interrupted export left behind (their folders' and files' names
+    shown as written)."""
     from fedlib.runs.published import leftover_lines, status_table
 
     lines = ["## Published runs", "",
@@ -128,7 +130,7 @@ def published_section() -> list[str]:
              "result, after a sample of them computed again with the edited code gave the "
              "same tables (`python -m fedlib.runs confirm`).", ""]
     table = status_table()
-    leftovers = [f"- {line}" for line in leftover_lines()]
+    leftovers = [f"- {_cell(line)}" for line in leftover_lines()]
     if leftovers:
         leftovers = ["", "Left by an interrupted export:", "", *leftovers]
     if table.empty:

@@ -318,14 +318,43 @@ def read_claims(folder: Path) -> list[Claim]:
     return sorted(claims, key=lambda c: order[c.paper])
 
 
+class UnreadableNotebookError(ValueError):
+    """An executed notebook that is there but cannot be read: cut short while being saved
+    (a full disk, a killed process), so nothing says when its run started."""
+
+
 def _run_started(notebook: Path) -> datetime | None:
-    """When papermill started executing ``notebook`` (None when it says nothing)."""
+    """When papermill started executing ``notebook``: None when there is no such file, or
+    it does not say; an :class:`UnreadableNotebookError` naming it when the file is there
+    but is not a notebook's JSON."""
     try:
-        meta = json.loads(notebook.read_text()).get("metadata", {}).get("papermill", {})
-        started = datetime.fromisoformat(str(meta["start_time"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        book = json.loads(notebook.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:  # UnicodeDecodeError is a ValueError
+        reason = (error.strerror if isinstance(error, OSError) else None) or \
+            " ".join(str(error).split())[:120]
+        raise UnreadableNotebookError(f"{notebook} cannot be read ({reason})") from error
+    if not isinstance(book, dict):
+        raise UnreadableNotebookError(f"{notebook} cannot be read (it holds JSON but no "
+                                      "notebook)")
+    meta = book.get("metadata")
+    meta = meta.get("papermill") if isinstance(meta, dict) else None
+    try:
+        started = datetime.fromisoformat(str(meta["start_time"]))  # type: ignore[index]
+    except (ValueError, KeyError, TypeError):
         return None
     return started if started.tzinfo else started.replace(tzinfo=UTC)
+
+
+def run_attempts(runs: Path, paper: str) -> list[Path]:
+    """Where the runs of ``paper``'s notebook leave their notebooks in ``runs`` (the
+    folder of executed notebooks): the finished run's, a failed build run's
+    (``tmp/<paper>.out.ipynb``), and the partial notebooks of a build run and of a
+    render from stored runs that did not finish (``*.partial.ipynb``)."""
+    runs = Path(runs)
+    return [runs / f"{paper}.ipynb", runs / "tmp" / f"{paper}.out.ipynb",
+            runs / "tmp" / f"{paper}.out.partial.ipynb", runs / f"{paper}.partial.ipynb"]
 
 
 def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
@@ -334,8 +363,11 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
     The folder must hold exactly one ``<paper>.json`` per paper (no stray copy
     whose claims would count twice, none missing), each with the claims of its
     own paper once. With ``runs`` (the folder of executed notebooks, where a
-    failed run leaves ``tmp/<paper>.out.ipynb``), a claims file older than its
-    notebook's last run is stale: that run failed or did not finish.
+    failed run leaves ``tmp/<paper>.out.ipynb``: :func:`run_attempts`), a claims file
+    older than its notebook's last run is stale: that run failed or did not finish. A
+    notebook of those runs that cannot be read (cut short while being saved, e.g. on a
+    full disk) says nothing of when its run started, so its paper's claims cannot be
+    trusted either: it is named.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -374,9 +406,16 @@ def checked_claims(folder: Path, runs: Path | None = None) -> list[Claim]:
             problems.append(f"{path.name} lists claims twice: {', '.join(twice)}")
         if runs is not None:
             written = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            attempts = [_run_started(Path(runs) / f"{paper}.ipynb"),
-                        _run_started(Path(runs) / "tmp" / f"{paper}.out.ipynb"),
-                        _run_started(Path(runs) / "tmp" / f"{paper}.out.partial.ipynb")]
+            attempts = []
+            for notebook in run_attempts(Path(runs), paper):
+                try:
+                    attempts.append(_run_started(notebook))
+                except UnreadableNotebookError as error:
+                    problems.append(
+                        f"{error}: a run of notebooks/{paper}.py was cut short while saving "
+                        f"it (a full disk, or a killed process), so {path.name} may hold the "
+                        "claims of an earlier run; make room and rerun the chapter, which "
+                        "replaces the file")
             last = max((a for a in attempts if a is not None), default=None)
             if last is not None and written < last:
                 problems.append(

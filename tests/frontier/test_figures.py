@@ -19,6 +19,7 @@ from fedlib.frontier import claims as fr_claims
 from fedlib.frontier import figures as ff
 from fedlib.render.findings import findings_markdown
 from fedlib.render.glue import figure_table
+from fedlib.render.markdown import markdown_text
 from fedlib.render.scorecard import scorecard_markdown
 from fedlib.verdicts.claims import Claim, ClaimSheet, checked_claims, write_claims
 from fedlib.verdicts.compare import HOLDS, INCONCLUSIVE
@@ -197,7 +198,7 @@ def test_the_scorecard_and_the_landing_page_list_the_frontiers_findings(tmp_path
     section = landing.split("### The methods side by side (the frontier)", 1)[1]
     assert "a has the highest mean client test accuracy" in section
     _, low, high = _t_interval([0.10, 0.12, 0.08])
-    assert f"0.100 \\[{low:.3f}, {high:.3f}\\]" in section  # the margin, interval escaped
+    assert markdown_text(f"0.100 [{low:.3f}, {high:.3f}]") in section  # escaped
 
 
 def test_a_federation_left_out_is_named_with_its_reason_as_written():
