@@ -10,11 +10,14 @@ computed.
 
 Runs that differ only in the fields an engine can batch (for PPSGD: step size,
 personalization, noise and clipping) are grouped and executed in one vectorized call;
-groups run in parallel on local processes or on a Ray cluster.
+groups run in parallel on local processes or on a Ray cluster. Local worker processes are
+kept between the sweeps of a process started the same way (a chapter's sweeps, a tuning
+search's steps): each start costs an import of torch and the runner's modules.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import sys
@@ -298,6 +301,55 @@ def _damaged_runs_warning(experiment: str, damaged: Mapping[str, str], folder: s
             f"{folder}) or export the computed runs again")
 
 
+_POOL: tuple[tuple[Any, ...], ProcessPoolExecutor] | None = None
+"""The worker processes of this process's last local sweep, and what they were started
+with: the next sweep that asks for the same reuses them instead of starting new ones
+(each start imports torch and the runner's modules, seconds a worker)."""
+
+
+def _pool_identity(workers: int, threads: int) -> tuple[Any, ...]:
+    """What a worker process keeps from its start: its count and torch threads, and this
+    process's environment and import path as they were (a dataset or results folder set
+    in the environment, a test's temporary folders). A sweep reuses workers only where
+    all of it is unchanged."""
+    return (workers, threads, tuple(sorted(os.environ.items())), tuple(sys.path))
+
+
+def _local_pool(workers: int, threads: int) -> ProcessPoolExecutor:
+    """Worker processes for a sweep: the previous sweep's when they were started the same
+    way and are all alive, new ones otherwise (the old ones shut down first)."""
+    global _POOL
+    identity = _pool_identity(workers, threads)
+    if _POOL is not None:
+        started, pool = _POOL
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        if (started == identity and not getattr(pool, "_broken", False)
+                and all(process.is_alive() for process in processes)):
+            return pool
+        _close_pool()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                               initializer=_worker_init, initargs=(threads, os.getpid()))
+    _POOL = (identity, pool)
+    return pool
+
+
+def _close_pool(stop: bool = False) -> None:
+    """Shut the kept worker processes down (``stop``: terminate them first, for a sweep
+    interrupted or failed, whose workers would finish groups nobody will save)."""
+    global _POOL
+    if _POOL is None:
+        return
+    _, pool = _POOL
+    _POOL = None
+    if stop:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(_close_pool)
+
+
 def _run_locally(groups, runner, workers, finish) -> None:
     cores = os.cpu_count() or 1
     workers = min(workers or cores, len(groups))
@@ -306,29 +358,23 @@ def _run_locally(groups, runner, workers, finish) -> None:
             finish(group, *_run_group_in_worker(runner, group))
         return
     threads = max(1, cores // workers)
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=get_context("spawn"),
-        initializer=_worker_init,
-        initargs=(threads, os.getpid()),
-    ) as pool:
-        futures: dict[Future, list[dict[str, Any]]] = {
-            pool.submit(_run_group_in_worker, runner, group): group for group in groups
-        }
-        try:
-            remaining = set(futures)
-            while remaining:
-                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-                for future in done:
-                    finish(futures[future], *future.result())
-        except BaseException:
-            # Interrupted or failed: finished runs are saved already; stop the
-            # workers now instead of letting them finish groups nobody will save.
-            for future in futures:
-                future.cancel()
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-            raise
+    pool = _local_pool(workers, threads)
+    futures: dict[Future, list[dict[str, Any]]] = {
+        pool.submit(_run_group_in_worker, runner, group): group for group in groups
+    }
+    try:
+        remaining = set(futures)
+        while remaining:
+            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for future in done:
+                finish(futures[future], *future.result())
+    except BaseException:
+        # Interrupted or failed: finished runs are saved already; stop the workers now
+        # instead of letting them finish groups nobody will save.
+        for future in futures:
+            future.cancel()
+        _close_pool(stop=True)
+        raise
 
 
 RAY_CONNECT_TIMEOUT = 5.0

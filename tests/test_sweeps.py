@@ -121,6 +121,43 @@ def test_parallel_processes_give_the_same_table(log: Path) -> None:
     assert sorted(x for batch in calls(log) for x in batch) == list(range(6))
 
 
+def pid_runner(configs: list[dict]) -> list[pd.DataFrame]:
+    """Toy runner: each run records the process that computed it."""
+    return [pd.DataFrame({"x": [c["x"]], "pid": [os.getpid()]}) for c in configs]
+
+
+def test_a_second_sweep_reuses_the_workers_unless_the_environment_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes outlive a sweep (each start imports torch and the runner), and a
+    later sweep started the same way computes on them; a changed environment (a dataset
+    or results folder) gets new ones, and the old ones are gone."""
+    monkeypatch.setenv("SWEEP_TEST_STAGE", "one")
+    first = sweep("pool-a", [{"x": x} for x in range(4)], pid_runner, workers=2,
+                  progress=False)
+    second = sweep("pool-b", [{"x": x} for x in range(4, 8)], pid_runner, workers=2,
+                   progress=False)
+    assert os.getpid() not in set(first["pid"])  # computed on worker processes
+    assert set(second["pid"]) <= set(first["pid"])
+    monkeypatch.setenv("SWEEP_TEST_STAGE", "two")
+    third = sweep("pool-c", [{"x": x} for x in range(8, 12)], pid_runner, workers=2,
+                  progress=False)
+    assert not set(third["pid"]) & set(first["pid"])
+    for pid in set(first["pid"]):
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
+
+
+def test_a_failed_sweep_leaves_no_worker_behind(log: Path) -> None:
+    """A run that raises stops the sweep's workers; the next sweep starts new ones."""
+    with pytest.raises(RuntimeError, match="failed on purpose"):
+        sweep("pool-fail", [{"x": 0}, {"x": 1, "fail": True}, {"x": 2}], square_runner,
+              workers=2, progress=False)
+    assert sweeps._POOL is None
+    again = sweep("pool-fail", [{"x": 0}, {"x": 1}, {"x": 2}], square_runner, workers=2,
+                  progress=False)
+    assert list(again["y"]) == [0, 1, 4]
+
+
 def test_duplicate_configs_are_rejected() -> None:
     with pytest.raises(ValueError, match="duplicates"):
         sweep("dup", [{"x": 1}, {"x": 1}], square_runner, workers=1, progress=False)
