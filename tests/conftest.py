@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,32 @@ def site_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     clone = fresh_clone(tmp_path_factory.mktemp("site-clone") / "clone")
     run_in_clone(clone, "make", "site")
     return clone / "book"
+
+
+WIDTH, HEIGHT = 1280, 900
+"""The browser window the site's pages are checked in."""
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One headless Chromium (Debian's, through Playwright) for a module's tests."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium is not installed: install Debian's chromium package "
+                    "(.ci/run does)")
+    playwright = pytest.importorskip("playwright.sync_api",
+                                     reason="playwright is not installed (make install)")
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh tab of :data:`WIDTH` x :data:`HEIGHT` pixels."""
+    tab = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    yield tab
+    tab.close()

@@ -102,101 +102,68 @@ CHAPTER_CHECKS = [
 @pytest.mark.parametrize(("chapter", "figure_id", "caption_text", "table_id", "claim_id"),
                          CHAPTER_CHECKS, ids=[f"{c[0]}-{c[1]}" for c in CHAPTER_CHECKS])
 def test_chapter_shows_its_figure_and_claims_in_a_browser(
-    built_book: Path, chapter: str, figure_id: str, caption_text: str, table_id: str,
+    built_book: Path, page, chapter: str, figure_id: str, caption_text: str, table_id: str,
     claim_id: str,
 ) -> None:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed: install Debian's chromium package (.ci/run does)")
-    playwright = pytest.importorskip("playwright.sync_api")
-    page_path = built_book / "_build" / "html" / "generated" / f"{chapter}.html"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--disable-background-networking"],
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(page_path.as_uri())
-        page.wait_for_load_state("load")
-        figure = page.locator(f"#{figure_id}")
-        assert figure.count() == 1, f"{figure_id} is not on the {chapter} page"
-        size = figure.locator("img").evaluate("img => [img.naturalWidth, img.naturalHeight]")
-        assert size[0] > 400 and size[1] > 150, f"figure image did not render: {size}"
-        assert caption_text in figure.inner_text()
-        claims = page.locator(f"#{table_id}")
-        assert claims.count() == 1 and claim_id in claims.inner_text()
-        page.screenshot(path=str(built_book / f"{chapter}-page.png"), full_page=False)
-        browser.close()
-
-
-def _browser(playwright_module):
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed: install Debian's chromium package (.ci/run does)")
-    return playwright_module.chromium.launch(
-        executable_path=chromium,
-        args=["--no-sandbox", "--disable-gpu", "--no-first-run",
-              "--disable-background-networking"])
+    page.goto((built_book / "_build" / "html" / "generated" / f"{chapter}.html").as_uri())
+    page.wait_for_load_state("load")
+    figure = page.locator(f"#{figure_id}")
+    assert figure.count() == 1, f"{figure_id} is not on the {chapter} page"
+    size = figure.locator("img").evaluate("img => [img.naturalWidth, img.naturalHeight]")
+    assert size[0] > 400 and size[1] > 150, f"figure image did not render: {size}"
+    assert caption_text in figure.inner_text()
+    claims = page.locator(f"#{table_id}")
+    assert claims.count() == 1 and claim_id in claims.inner_text()
+    page.screenshot(path=str(built_book / f"{chapter}-page.png"), full_page=False)
 
 
 @pytest.mark.slow
-def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path) -> None:
-    playwright = pytest.importorskip("playwright.sync_api")
+def test_pages_fit_a_1280_pixel_window_and_lead_with_results(built_book: Path, page) -> None:
     html = built_book / "_build" / "html"
     # index.html only redirects to the landing page, intro.html
     pages = ["intro", "generated/scorecard", *[f"generated/{p.id}" for p in PAPERS]]
-    with playwright.sync_playwright() as p:
-        browser = _browser(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        for name in pages:
-            page.goto((html / f"{name}.html").as_uri())
-            page.wait_for_load_state("load")
-            overflow = page.evaluate(
-                "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            assert overflow <= 0, f"{name} scrolls sideways by {overflow} px at 1280 px"
-            if name.startswith("generated/") and name != "generated/scorecard":
-                # every code cell is folded behind a toggle: the page opens on prose and results
-                visible = page.evaluate(
-                    "() => [...document.querySelectorAll('div.cell_input')]"
-                    ".filter(e => !e.closest('details') || e.closest('details').open).length")
-                assert visible == 0, f"{name} shows {visible} code cells unfolded"
-        for name in ("generated/scorecard", "intro"):
-            page.goto((html / f"{name}.html").as_uri())
-            page.wait_for_load_state("load")
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(built_book / f"{name.split('/')[-1]}-page.png"))
-        browser.close()
+    for name in pages:
+        page.goto((html / f"{name}.html").as_uri())
+        page.wait_for_load_state("load")
+        overflow = page.evaluate(
+            "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{name} scrolls sideways by {overflow} px at 1280 px"
+        if name.startswith("generated/") and name != "generated/scorecard":
+            # every code cell is folded behind a toggle: the page opens on prose and results
+            visible = page.evaluate(
+                "() => [...document.querySelectorAll('div.cell_input')]"
+                ".filter(e => !e.closest('details') || e.closest('details').open).length")
+            assert visible == 0, f"{name} shows {visible} code cells unfolded"
+    for name in ("generated/scorecard", "intro"):
+        page.goto((html / f"{name}.html").as_uri())
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(built_book / f"{name.split('/')[-1]}-page.png"))
 
 
 @pytest.mark.slow
-def test_every_reproduced_figure_carries_the_papers_number(built_book: Path) -> None:
+def test_every_reproduced_figure_carries_the_papers_number(built_book: Path, page) -> None:
     import re
 
-    playwright = pytest.importorskip("playwright.sync_api")
     html = built_book / "_build" / "html" / "generated"
-    with playwright.sync_playwright() as p:
-        browser = _browser(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        for paper in PAPERS:
-            page.goto((html / f"{paper.id}.html").as_uri())
-            page.wait_for_load_state("load")
-            figures = page.locator(f"figure[id^='fig-{paper.id}-']")
-            assert figures.count(), f"no figure on the {paper.id} page"
-            number = r"Figures? [0-9][0-9a-z ,and]*\(" + re.escape(paper.reference) + r"\)"
-            for index in range(figures.count()):
-                figure = figures.nth(index)
-                label = figure.get_attribute("id")
-                caption = figure.locator("figcaption").inner_text()  # what a reader sees
-                badge = figure.locator("figcaption .tier-badge")
-                assert badge.count() == 1 and badge.inner_text().strip() == "smoke tier", (
-                    f"{paper.id}: {label} does not say which tier it is of")
-                caption = caption.strip().removeprefix(badge.inner_text().strip())
-                assert re.match(r"\s*(" + number + r", reproduced|Not in the paper)", caption), (
-                    f"{paper.id}: the caption of {label} does not open with the figure of the "
-                    f"paper it reproduces: {caption.strip()[:160]!r}")
-                assert not re.search(r"Fig\. \d+", caption), f"{label} shows a book number"
-        browser.close()
+    for paper in PAPERS:
+        page.goto((html / f"{paper.id}.html").as_uri())
+        page.wait_for_load_state("load")
+        figures = page.locator(f"figure[id^='fig-{paper.id}-']")
+        assert figures.count(), f"no figure on the {paper.id} page"
+        number = r"Figures? [0-9][0-9a-z ,and]*\(" + re.escape(paper.reference) + r"\)"
+        for index in range(figures.count()):
+            figure = figures.nth(index)
+            label = figure.get_attribute("id")
+            caption = figure.locator("figcaption").inner_text()  # what a reader sees
+            badge = figure.locator("figcaption .tier-badge")
+            assert badge.count() == 1 and badge.inner_text().strip() == "smoke tier", (
+                f"{paper.id}: {label} does not say which tier it is of")
+            caption = caption.strip().removeprefix(badge.inner_text().strip())
+            assert re.match(r"\s*(" + number + r", reproduced|Not in the paper)", caption), (
+                f"{paper.id}: the caption of {label} does not open with the figure of the "
+                f"paper it reproduces: {caption.strip()[:160]!r}")
+            assert not re.search(r"Fig\. \d+", caption), f"{label} shows a book number"
 
 
 @pytest.mark.slow

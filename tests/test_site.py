@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import HEIGHT
 
 from fedlib.papers import PAPERS
-
-WIDTH, HEIGHT = 1280, 900
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking"]
 
 # Every element that scrolls sideways, or the page itself: what a reader would have to
 # scroll to see. An element scrolls when its overflow lets it and its content is wider
@@ -44,29 +39,6 @@ SIDEWAYS = """() => {
   }
   return found;
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One headless Chromium (Debian's, through Playwright) for the module's tests."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed: install Debian's chromium package "
-                    "(.ci/run does)")
-    playwright = pytest.importorskip("playwright.sync_api",
-                                     reason="playwright is not installed (make install)")
-    with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A fresh tab of 1280 x 900 pixels."""
-    tab = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    yield tab
-    tab.close()
 
 
 def _open(page, html: Path, name: str) -> None:
