@@ -325,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path,
                         help="folder of the executed notebooks: claims older than their "
                         "notebook's last run are reported as stale")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (by default one line says "
+                        "what is wrong)")
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
     args = parser.parse_args(argv)
     folder = args.folder or claims_dir()
@@ -348,4 +351,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from fedlib.runs.errors import run_command
+
+    raise SystemExit(run_command(main))
