@@ -372,6 +372,129 @@ def _export_unreadable_cache_file(tmp: Path) -> object:
             return export("toy", "paper")
 
 
+@contextmanager
+def _code_edited() -> Iterator[None]:
+    """For the block, the runs' code as edited since they were published (a comment, say):
+    every published run is stale."""
+    from fedlib.runs import confirm, keys, published
+
+    before = {module: module.code_fingerprint for module in (keys, published, confirm)}
+    for module in before:
+        module.code_fingerprint = lambda module=None: "edited library"
+    try:
+        yield
+    finally:
+        for module, fingerprint in before.items():
+            module.code_fingerprint = fingerprint
+
+
+def _store_held(tmp: Path) -> object:
+    from fedlib.runs.confirm import confirm
+
+    with _toy_store(tmp) as store, store.holding(command="export of toy"):
+        return confirm("toy", log=lambda line: None)
+
+
+def _renamed_runner(tmp: Path) -> object:
+    from fedlib.runs.confirm import confirm
+
+    with _toy_store(tmp) as store, _code_edited():
+        _manifest_edited(store, lambda m: [record.update(runner="renamed_runner")
+                                           for record in m["provenance"].values()])
+        return confirm("toy", log=lambda line: None)
+
+
+def _published_dir_absent(tmp: Path) -> object:
+    from fedlib.runs.published import published_root
+
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "no-such-folder"):
+        return published_root()
+
+
+def _export_over_invalid_json(tmp: Path) -> object:
+    from fedlib.runs.published import export
+
+    with _toy_store(tmp) as store:
+        store.manifest_path.write_text("{not json")
+        return export("toy", "paper")
+
+
+def _newer_layout(tmp: Path) -> object:
+    with _toy_store(tmp) as store:
+        _manifest_edited(store, lambda m: m.update(layout="fedlib-published/4"))
+        return store.runs()
+
+
+def _edited_config_without_computing(tmp: Path) -> object:
+    from fedlib.sweeps import sweep
+
+    with _toy_store(tmp) as store:
+        manifest = json.loads(store.manifest_path.read_text())
+        key = min(manifest["runs"])
+        manifest["runs"][key]["config"] = {"x": 9}  # another config under the run's key
+        store.manifest_path.write_text(json.dumps(manifest))
+        with _environment(FEDLIB_RESULTS_DIR=tmp / "another-cache", FEDLIB_COMPUTE="0"):
+            return sweep("toy", TOY_CONFIGS, _toy_runner, workers=1, progress=False)
+
+
+def _rows_no_entry_names(tmp: Path) -> object:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with _toy_store(tmp) as store:
+        table = pq.read_table(store.table_path("paper")).to_pandas()
+        extra = table.iloc[:1].assign(run_key="0" * 20)  # as a killed write leaves them
+        pq.write_table(pa.Table.from_pandas(pd.concat([table, extra]), preserve_index=False),
+                       store.table_path("paper"))
+        _printed(["status"])
+
+
+EDITED_METHOD: dict[str, float] = {}
+"""Per method, the factor an edit multiplies its results by (a case sets it)."""
+
+
+def _method_runner(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
+    return [pd.DataFrame({"x": [c["x"]], "y": [float(c["x"] + 1) * EDITED_METHOD.get(
+        c["method"], 1.0)]}) for c in configs]
+
+
+def _one_method_changed(tmp: Path) -> object:
+    from fedlib.runs import cache as run_cache
+    from fedlib.runs.confirm import confirm
+    from fedlib.runs.published import export
+    from fedlib.sweeps import sweep
+
+    configs = [{"x": x, "method": "common"} for x in range(8)] + [{"x": 0, "method": "rare"}]
+    with _environment(FEDLIB_PUBLISHED_DIR=tmp / "published", FEDLIB_RESULTS_DIR=tmp / "cache"):
+        run_cache.set_tier_label("paper")
+        try:
+            sweep("toy", configs, _method_runner, workers=1, progress=False)
+        finally:
+            run_cache.set_tier_label("")
+        export("toy", "paper")
+        EDITED_METHOD["rare"] = 1.5
+        try:
+            with _code_edited():
+                return confirm("toy", log=lambda line: None)
+        finally:
+            EDITED_METHOD.clear()
+
+
+def _another_machine(tmp: Path) -> object:
+    from fedlib.runs.keys import content_digest
+
+    with _toy_store(tmp) as store:
+        table = pd.read_parquet(store.table_path("paper"))
+        manifest = store.manifest()
+        for key, entry in manifest["runs"].items():
+            entry["machine"] = "Linux x86_64, another processor, 8 logical cores"
+            entry["sha256"] = content_digest(
+                table[table["run_key"] == key].drop(columns="run_key").reset_index(drop=True))
+        store._write_manifest(manifest)
+        with _code_edited():
+            _printed(["confirm", "toy"])
+
+
 def _unreachable_ray(tmp: Path) -> object:
     import socket
 
@@ -562,6 +685,42 @@ CASES: list[Case] = [
          _leftover_of_an_export,
          r"toy: 1 file left by an interrupted export \(\.paper\.parquet\.k3j_x9ab\.tmp\): "
          r"the next export or prune of toy removes it"),
+    Case("store", "a second command writing an experiment while another holds it "
+         "(`published confirm` during an export)", _store_held,
+         r"another command holds the published store of toy \(export of toy, process \d+.*"
+         r"wait for it to finish, then run this one again"),
+    Case("store", "a manifest naming a runner that no longer exists (`published confirm`)",
+         _renamed_runner,
+         r"manifest\.json: runs\.\w+\.runner 'renamed_runner': module \S+ has no function "
+         r"'renamed_runner'.*make publish"),
+    Case("store", "FEDLIB_PUBLISHED_DIR naming a folder that does not exist",
+         _published_dir_absent,
+         r"the published store .*no-such-folder \(FEDLIB_PUBLISHED_DIR\) does not exist: "
+         r"unset FEDLIB_PUBLISHED_DIR"),
+    Case("store", "a manifest that is not JSON, on export (which will not write over it)",
+         _export_over_invalid_json,
+         r"manifest\.json is not valid JSON .*git checkout -- .*remove the experiment's "
+         r"folder \(rm -r .*toy\) and export its runs again"),
+    Case("store", "a manifest written by a newer fedlib (layout `fedlib-published/4`)",
+         _newer_layout,
+         r"written in layout 'fedlib-published/4', which a newer fedlib writes .*update this "
+         r"checkout to the fedlib that wrote it"),
+    Case("store", "table rows no manifest entry names, left by a write killed midway "
+         "(`published status`)", _rows_no_entry_names,
+         r"toy: paper\.parquet holds 1 row of 1 run that no manifest entry names, left by an "
+         r"interrupted write: the next export, prune, compact or confirm of toy removes them"),
+    Case("store", "an edit that changes the results of one rare method only "
+         "(`published confirm`)", _one_method_changed,
+         r'of toy \(paper tier, stratum method="rare"\).*alters results.*nothing was '
+         r"written"),
+    Case("store", "stale runs recorded on another machine, after an edit that changes no "
+         "result (`published confirm`)", _another_machine,
+         r"toy: 3 of 3 stale runs confirmed .*checked by computing 1 of their 1 strata again.*"
+         r"compared within the tolerance for another machine"),
+    Case("runs", "a published run whose config was edited in the manifest, computing off",
+         _edited_config_without_computing,
+         r"1 of 3 runs of toy are published but damaged \(.*manifest\.json records for a run "
+         r"a config that does not give its key"),
     Case("runs", "a damaged published run, computing off (`FEDLIB_COMPUTE=0`)",
          _damaged_without_computing,
          r"1 of 3 runs of toy are published but damaged \(.*paper\.parquet does not match "

@@ -477,3 +477,230 @@ def test_leftover_names_are_those_atomic_writes_use(tmp_path: Path) -> None:
     with paths.atomic_path(target) as tmp:
         assert paths.temporaries(tmp_path) == [tmp]
     assert paths.temporaries(tmp_path) == []
+
+
+# The command line: one line per known error, a traceback only with --debug --------------
+
+FEDLIB_ROOT = Path(published.__file__).resolve().parents[2]
+"""The checkout whose fedlib these tests run (a subprocess imports the same one)."""
+
+EDITED_COMMAND = r"""
+import runpy
+import sys
+import time
+from pathlib import Path
+
+from fedlib.runs import confirm, keys, published
+import test_sweeps
+
+# The runs' code as edited since they were published (a comment, say).
+for module in (keys, published, confirm):
+    module.code_fingerprint = lambda module=None: "edited library"
+square = test_sweeps.square_runner
+
+
+def slow(configs):
+    time.sleep(1.0)  # a confirmation takes a while: the other command starts meanwhile
+    return square(configs)
+
+
+test_sweeps.square_runner = slow
+mine, everyone = Path(sys.argv[1]), [Path(p) for p in sys.argv[2].split(",") if p]
+mine.touch()
+deadline = time.monotonic() + 60
+while not all(p.exists() for p in everyone):  # start together
+    if time.monotonic() > deadline:
+        raise SystemExit("the other command never started")
+    time.sleep(0.01)
+sys.argv = ["python -m fedlib.runs", *sys.argv[3:]]
+runpy.run_module("fedlib.runs", run_name="__main__", alter_sys=True)
+"""
+
+
+def _command(tmp_path: Path, *args: str, ready: Path | None = None,
+             others: list[Path] = ()) -> subprocess.Popen:
+    """``python -m fedlib.runs ARGS`` in a process of its own, the runs' code edited."""
+    ready = ready or tmp_path / "ready"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(FEDLIB_ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen([sys.executable, "-c", EDITED_COMMAND, str(ready),
+                             ",".join(map(str, others)), *args], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finished(process: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        process.kill()
+    return process.returncode, out, err
+
+
+def test_a_runner_that_no_longer_exists_is_one_line_and_a_traceback_only_with_debug(
+        store_root: Path, tmp_path: Path) -> None:
+    runs = _published(store_root)
+    _edit_manifest(store_root, lambda m: [entry.update(runner="renamed_runner")
+                                          for entry in m["runs"].values()])
+    code, out, err = _finished(_command(tmp_path, "confirm", "toy"))
+    assert code == 1 and "Traceback" not in err, err
+    [line] = err.strip().splitlines()
+    key = min(runs["run_key"])
+    assert line.startswith(f"error: {store_root / 'toy' / 'manifest.json'}: runs.{key}.runner "
+                           "'renamed_runner': module test_sweeps has no function "
+                           "'renamed_runner'"), line
+    assert "make publish" in line
+    code, out, err = _finished(_command(tmp_path, "confirm", "toy", "--debug"))
+    assert code == 1 and "Traceback" in err and "ConfirmationError" in err
+
+
+def test_two_confirmations_at_once_one_runs_and_the_other_says_the_store_is_held(
+        store_root: Path, tmp_path: Path) -> None:
+    _published(store_root)
+    ready = [tmp_path / "ready-a", tmp_path / "ready-b"]
+    commands = [_command(tmp_path, "confirm", "toy", ready=mine, others=ready)
+                for mine in ready]
+    results = [_finished(process) for process in commands]
+    assert sorted(code for code, _, _ in results) == [0, 1], results
+    code, out, err = next(result for result in results if result[0] == 1)
+    [line] = err.strip().splitlines()
+    assert re.fullmatch(r"error: another command holds the published store of toy \(confirm "
+                        r"of toy, process \d+, since [\d: -]+; its lock is .*/toy/\.lock\): "
+                        r"wait for it to finish, then run this one again", line), line
+    code, out, err = next(result for result in results if result[0] == 0)
+    assert "toy: 4 of 4 stale runs confirmed" in out
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run_keys, "code_fingerprint", lambda module=None: "edited library")
+        row = status_table().iloc[0]
+        assert (row["runs"], row["current"], row["damaged"]) == (4, 4, 0)
+    assert not published.leftover_lines()
+
+
+def test_an_unexpected_error_is_one_line_saying_so_and_debug_shows_it(
+        store_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(root: Path | None = None) -> None:
+        raise KeyError("groups")
+
+    _published(store_root)
+    monkeypatch.setattr(sys.modules[runs_cli.main.__module__], "status_table", broken)
+    with pytest.raises(SystemExit, match=r"^error: unexpected KeyError: 'groups' \(run again "
+                                         r"with --debug to see where it comes from\)$"):
+        runs_cli.main(["status"])
+    with pytest.raises(KeyError, match="groups"):
+        runs_cli.main(["--debug", "status"])
+
+
+def test_a_page_writer_reports_a_damaged_store_in_one_line(store_root: Path,
+                                                           tmp_path: Path) -> None:
+    _published(store_root)
+    (store_root / "toy" / "manifest.json").write_text("{not json")
+    done = subprocess.run([sys.executable, "-m", "fedlib.render.status", str(tmp_path),
+                           "--output", str(tmp_path / "status.md")],
+                          env={**os.environ, "PYTHONPATH": str(FEDLIB_ROOT)}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: {store_root / 'toy' / 'manifest.json'} is not valid JSON")
+
+
+# Messages that say what to do, and advice that works ---------------------------------------
+
+def test_a_published_folder_that_is_not_one_is_named_with_the_variable(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    absent = tmp_path / "no-such-folder"
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(absent))
+    for command in (["status"], ["confirm", "toy"], ["prune"], ["compact", "toy"]):
+        with pytest.raises(SystemExit, match=rf"^error: the published store {absent} "
+                           r"\(FEDLIB_PUBLISHED_DIR\) does not exist: unset "
+                           "FEDLIB_PUBLISHED_DIR to read the checkout's data/published"):
+            runs_cli.main(command)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(a_file))
+    with pytest.raises(SystemExit, match=rf"the published store {a_file} "
+                       r"\(FEDLIB_PUBLISHED_DIR\) is a file, not a folder"):
+        runs_cli.main(["status"])
+    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(store_root))
+    _published(store_root)
+    with pytest.raises(SystemExit, match=rf"nothing is published for 'other' in {store_root} "
+                       r"\(no other/manifest\.json; published there: toy; "
+                       r"FEDLIB_PUBLISHED_DIR=.* chose this folder\)"):
+        runs_cli.main(["confirm", "other"])
+
+
+def test_the_advice_for_an_unreadable_manifest_works(
+        store_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _published(store_root)
+    folder = store_root / "toy"
+    (folder / "manifest.json").write_text("{not json")
+    with pytest.raises(PublishedStoreError) as raised:
+        export("toy", "paper")  # an export refuses to write over runs it cannot read
+    message = str(raised.value)
+    assert f"git checkout -- {folder / 'manifest.json'}" in message
+    assert f"remove the experiment's folder (rm -r {folder})" in message
+    assert "python -m fedlib.runs export --tier <tier> toy" in message
+    shutil.rmtree(folder)  # what it says to do where git holds no readable copy
+    assert runs_cli.main(["export", "--tier", "paper", "toy"]) == 0
+    assert "toy: 4 paper-tier runs published (4 new)" in capsys.readouterr().out
+    assert status_table().iloc[0]["current"] == 4
+
+
+def test_a_manifest_of_a_newer_layout_asks_for_a_newer_fedlib(store_root: Path) -> None:
+    _published(store_root)
+    path = _edit_manifest(store_root, lambda m: m.update(layout="fedlib-published/4"))
+    for call in (lambda: PublishedStore("toy").runs(), lambda: export("toy", "paper"),
+                 lambda: PublishedStore("toy").prune()):
+        with pytest.raises(PublishedStoreError,
+                           match=rf"^{re.escape(str(path))} is written in layout "
+                           r"'fedlib-published/4', which a newer fedlib writes \(this one "
+                           r"reads .*\): update this checkout to the fedlib that wrote it"):
+            call()
+
+
+def test_a_run_whose_config_was_edited_is_damaged_for_status_and_builds_alike(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest edited so that a run's recorded config (x = 9) no longer gives its key:
+    the rows under that key may be any config's, so no build uses them; status counts the
+    run as damaged (not stale: the code is unchanged), prune keeps it, and exporting it
+    again repairs it."""
+    runs = _published(store_root)
+    exported_from = os.environ["FEDLIB_RESULTS_DIR"]
+    key = min(runs["run_key"])
+    _edit_manifest(store_root, lambda m: m["runs"][key].update(config={"x": 9}))
+    row = status_table().iloc[0]
+    assert (row["runs"], row["current"], row["stale"], row["damaged"]) == (4, 3, 0, 1)
+    _empty_cache(tmp_path, monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setenv("FEDLIB_COMPUTE", "0")
+        with pytest.raises(MissingRunsError, match=r"1 of 4 runs of toy are published but "
+                           r"damaged \(.*manifest\.json records for a run a config that does "
+                           r"not give its key"):
+            sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    log = tmp_path / "calls.log"
+    before = len(calls(log))
+    with pytest.warns(RuntimeWarning, match="1 published runs of toy are damaged"):
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+    assert len(calls(log)) == before + 1
+    assert PublishedStore("toy").prune() == 0
+    monkeypatch.setenv("FEDLIB_RESULTS_DIR", exported_from)
+    assert export("toy", "paper")[:2] == (4, 0)  # the run's entry written again
+    row = status_table().iloc[0]
+    assert (row["runs"], row["current"], row["damaged"]) == (4, 4, 0)
+
+
+def test_the_command_line_module_defines_nothing_it_handles() -> None:
+    """``python -m fedlib.runs`` runs its ``__main__`` module under the name ``__main__``;
+    anything importing it by name gets a second copy. It defines no function and no class
+    of its own (the command line and the errors it handles live in modules imported by
+    name), so that no handler can miss the other copy of an error class."""
+    import runpy
+    import warnings
+
+    from fedlib.runs import cli
+
+    with warnings.catch_warnings():  # runpy warns of the copy imported by name (above)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        namespace = runpy.run_module("fedlib.runs", run_name="a_second_copy")
+    assert namespace["main"] is cli.main
+    own = [name for name, value in namespace.items()
+           if getattr(value, "__module__", None) == "a_second_copy"]
+    assert own == []

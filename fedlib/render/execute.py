@@ -162,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="use cached and published runs only (FEDLIB_COMPUTE=0); when some "
                         "are missing, write <claims_dir>/<paper>.missing saying so instead "
                         "of failing")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (by default one line says "
+                        "what is wrong)")
     parser.add_argument("--page", choices=PAGES, default=None,
                         help="label the page as the one leading its chapter (lead: the paper "
                         "tier rendered beside the build's tier, its labels prefixed with the "
@@ -364,4 +367,6 @@ def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from fedlib.runs.errors import run_command
+
+    raise SystemExit(run_command(main))

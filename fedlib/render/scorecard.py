@@ -368,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path,
                         help="folder of the executed notebooks: claims older than their "
                         "notebook's last run are reported as stale")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (by default one line says "
+                        "what is wrong)")
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
     parser.add_argument("--not-drawn-page", action="store_true",
                         help="when the scorecard cannot be drawn, write a page saying why "
@@ -412,4 +415,6 @@ def _draw(folder: Path, runs: Path | None, markdown: Path | None) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from fedlib.runs.errors import run_command
+
+    raise SystemExit(run_command(main))

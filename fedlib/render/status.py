@@ -127,12 +127,14 @@ def published_section() -> list[str]:
              "damaged runs (a table that cannot be read or does not match its digest) are "
              "computed again too, until the files are restored from git. Confirmed runs "
              "were computed with earlier code and carried over an edit meant to change no "
-             "result, after a sample of them computed again with the edited code gave the "
-             "same tables (`python -m fedlib.runs confirm`).", ""]
+             "result (`python -m fedlib.runs confirm`): the edited code computed again one "
+             "group of some strata of the experiment (a stratum: one value of each config "
+             "field that chooses a code path, such as the method, model or dataset), and "
+             "the tables agreed; the column says how many strata, never more.", ""]
     table = status_table()
     leftovers = [f"- {_cell(line)}" for line in leftover_lines()]
     if leftovers:
-        leftovers = ["", "Left by an interrupted export:", "", *leftovers]
+        leftovers = ["", "Left by an interrupted write:", "", *leftovers]
     if table.empty:
         return [*lines, "Nothing is published in this checkout.", *leftovers]
     for columns in PUBLISHED_TABLES:
@@ -156,6 +158,9 @@ tables of a few columns each fit the page's width, where one of thirteen did not
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write the environment/status page.")
     parser.add_argument("folder", type=Path, help="folder of executed notebooks")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (by default one line says "
+                        "what is wrong)")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args(argv)
     args.output.write_text(status_markdown(args.folder))
@@ -163,4 +168,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from fedlib.runs.errors import run_command
+
+    raise SystemExit(run_command(main))

@@ -41,13 +41,23 @@ their types, in a provenance record as in a run: a manifest that fails is refuse
 :class:`PublishedStoreError` naming the file, the field and the value (a run naming a
 record that does not exist: the run), never followed to a path outside its folder. A run whose table
 cannot be read or does not match its digest is *damaged*: it is computed instead, or,
-where computing is off, reported apart from the runs that are not published at all.
+where computing is off, reported apart from the runs that are not published at all. So is
+a run whose recorded config does not give its key although it records this checkout's
+code (:func:`config_edited`: the manifest was edited after the export, and the rows under
+the key may be any config's); status and builds alike count it damaged, never stale.
 
 Every write (:meth:`PublishedStore.add`, :meth:`~PublishedStore.prune`,
-:meth:`~PublishedStore.compact`) holds an exclusive
-lock on the experiment's folder (``<experiment>/.lock``) from reading the store to
-writing it, so that two exports at once both keep their runs; under it, the temporary
-files an interrupted export left behind are removed (git ignores both).
+:meth:`~PublishedStore.compact`, :meth:`~PublishedStore.carry_over`, and a confirmation
+from start to end) holds an exclusive lock on the experiment's folder
+(``<experiment>/.lock``, which names the command holding it) from reading the store to
+writing it, so that two exports at once both keep their runs (an export waits for the
+lock; a confirmation, which holds it while it computes, is refused while another command
+holds it). Each write replaces one file atomically, in an order such that a write killed
+between two of them leaves no manifest entry naming rows that do not match it: at worst,
+table rows that no entry names. Under the lock, every write first removes what an
+interrupted one left (its temporary files, and those rows: :meth:`PublishedStore.repair`);
+until then ``status`` reports them (:func:`leftover_lines`). Git ignores the lock and the
+temporary files.
 
 ``python -m fedlib.runs export --tier paper [EXPERIMENT ...]`` exports the runs of a
 tier that are in the local cache and current; ``python -m fedlib.runs status``
@@ -56,19 +66,24 @@ lists what is published and whether it is current; ``python -m fedlib.runs prune
 ``python -m fedlib.runs compact [EXPERIMENT ...]`` writes a manifest of an older
 layout again in this one, changing no run; ``python -m fedlib.runs confirm
 EXPERIMENT`` enters stale runs again under their current keys after an edit meant to
-change no result, when a sample of them computed again is identical
-(:mod:`fedlib.runs.confirm`).
+change no result, when one group of each stratum of them (each value of the config
+fields that choose code paths) computed again agrees (:mod:`fedlib.runs.confirm`). Every
+command ends a known error with one line (:mod:`fedlib.runs.cli`).
 """
 
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import hashlib
 import json
 import math
+import os
 import re
 import subprocess
+import sys
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -85,7 +100,9 @@ import pyarrow.parquet as pq
 
 import fedlib
 from fedlib import paths
+from fedlib.runs import keys as run_keys
 from fedlib.runs.cache import DamagedRunError, MissingRunsError, ResultStore, stored_only
+from fedlib.runs.errors import PublishedStoreError, StoreBusyError
 from fedlib.runs.keys import (
     RUN_KEY_LENGTH,
     code_files,
@@ -111,10 +128,6 @@ LOCK_NAME = ".lock"
 
 CONFIG_DEPTH = 32
 """How deeply a published config may nest (a run's config is a flat dict of settings)."""
-
-
-class PublishedStoreError(RuntimeError):
-    """A published store that cannot be read as this layout (say what to do about it)."""
 
 
 # What a manifest may hold --------------------------------------------------------------
@@ -330,10 +343,7 @@ def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
     except _ManifestProblem as problem:
         raise _store_error(path, problem) from None
     if manifest.get("layout") not in READ_LAYOUTS:
-        raise PublishedStoreError(
-            f"{path} has layout {_quoted(manifest.get('layout'))}, this fedlib reads "
-            f"{' and '.join(map(repr, READ_LAYOUTS))}: export the runs again with this "
-            "version")
+        raise _layout_error(path, manifest.get("layout"))
     try:
         if manifest["layout"] == PUBLISHED_LAYOUT:
             return _expanded(manifest)
@@ -415,10 +425,42 @@ def _check_sections(manifest: dict[str, Any], sections: Sequence[str]) -> None:
     _check_groups(manifest["groups"])
 
 
+_LAYOUT_FORM = re.compile(r"fedlib-published/([0-9]{1,6})")
+
+
+def _layout_number(layout: str) -> int:
+    found = _LAYOUT_FORM.fullmatch(layout)
+    assert found is not None, layout
+    return int(found[1])
+
+
+def _layout_error(path: Path, layout: Any) -> PublishedStoreError:
+    """Why a manifest of ``layout`` (not one of :data:`READ_LAYOUTS`) is refused, and what
+    to do: a layout of a newer fedlib needs that fedlib; anything else is a damaged file."""
+    reads = " and ".join(map(repr, READ_LAYOUTS))
+    found = _LAYOUT_FORM.fullmatch(layout) if isinstance(layout, str) else None
+    if found is not None and int(found[1]) > max(map(_layout_number, READ_LAYOUTS)):
+        return PublishedStoreError(
+            f"{path} is written in layout {layout!r}, which a newer fedlib writes (this one "
+            f"reads {reads}): update this checkout to the fedlib that wrote it (git pull, "
+            "then make install); nothing here can read or write it until then")
+    return _store_error(path, f"layout {_quoted(layout)} is not a layout of the published "
+                              f"store (this fedlib reads {reads})")
+
+
+def _repair_advice(path: Path) -> str:
+    """What to do about a manifest that cannot be read: restore it, or start the
+    experiment's folder afresh (an export refuses to write over a manifest it cannot
+    read, since that would lose the runs it names)."""
+    folder = paths.shown(path.parent)
+    return (f"restore it from git (git checkout -- {paths.shown(path)}); where git holds no "
+            f"readable copy, remove the experiment's folder (rm -r {folder}) and export its "
+            f"runs again from a cache that holds them (python -m fedlib.runs export --tier "
+            f"<tier> {path.parent.name})")
+
+
 def _store_error(path: Path, problem: Exception | str) -> PublishedStoreError:
-    return PublishedStoreError(
-        f"{path}: {problem}; restore the file from git (git checkout -- {paths.shown(path)}) "
-        "or export its runs again (python -m fedlib.runs export --tier <tier>)")
+    return PublishedStoreError(f"{path}: {problem}; {_repair_advice(path)}")
 
 
 def _first_clause(error: BaseException) -> str:
@@ -474,6 +516,7 @@ class PublishedStore:
         self.experiment = experiment
         self.folder = (root or paths.published_dir()) / experiment
         self._tables: dict[str, _TierTable | DamagedRunError] = {}
+        self._lock: Any = None  # the open lock file while this store holds the lock
 
     @property
     def manifest_path(self) -> Path:
@@ -495,9 +538,8 @@ class PublishedStore:
             manifest = json.loads(self.manifest_path.read_text())
         except (ValueError, RecursionError) as error:
             raise PublishedStoreError(
-                f"{self.manifest_path} is not valid JSON ({_first_clause(error)}); restore it "
-                f"from git (git checkout -- {paths.shown(self.manifest_path)}) or export the "
-                "runs again") from error
+                f"{self.manifest_path} is not valid JSON ({_first_clause(error)}); "
+                f"{_repair_advice(self.manifest_path)}") from error
         return check_manifest(manifest, self.manifest_path)
 
     def runs(self, manifest: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
@@ -557,7 +599,11 @@ class PublishedStore:
         published = self.runs(manifest)
         wanted = [key for key in dict.fromkeys(keys) if key in published]
         found: dict[str, pd.DataFrame | None] = {}
-        damaged: dict[str, str] = {}
+        damaged: dict[str, str] = {
+            key: f"{self.manifest_path} records for a run a config that does not give its "
+                 "key with the code it records (edited after the export)"
+            for key in wanted if config_edited(key, published[key])}
+        wanted = [key for key in wanted if key not in damaged]
         for tier, tier_keys in _grouped(wanted, lambda k: published[k]["tier"]).items():
             try:
                 table = self._table(str(tier))
@@ -596,21 +642,98 @@ class PublishedStore:
         return found
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the experiment's lock from reading the store to writing it (another
-        export waits), reading everything again under it; first remove what an
-        interrupted write left behind (no other write runs meanwhile)."""
+    def holding(self, wait: bool = True, command: str = "") -> Iterator[None]:
+        """Hold the experiment's lock for the block, reading everything again under it.
+
+        First, under it, remove what an interrupted write left behind (no other write
+        runs meanwhile): its temporary files, and the table rows no manifest entry names
+        (:meth:`repair`). ``wait``: wait for another command that holds the lock (an
+        export waits for another export, saying so on stderr); else raise
+        :class:`StoreBusyError` naming it. ``command`` names this one to others. Holding
+        it already, this store takes it again at once (a write inside a confirmation)."""
+        if self._lock is not None:
+            self._tables.clear()
+            yield
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / LOCK_NAME, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with open(self.folder / LOCK_NAME, "a+") as lock:
             try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(lock)
+                if not wait:
+                    raise StoreBusyError(
+                        f"another command holds the published store of {self.experiment} "
+                        f"({holder}; its lock is {paths.shown(self.folder / LOCK_NAME)}): "
+                        "wait for it to finish, then run this one again") from None
+                print(f"{self.experiment}: waiting for another command that holds the "
+                      f"published store ({holder})", file=sys.stderr)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            self._lock = lock
+            try:
+                _record_holder(lock, command)
                 self._tables.clear()
                 for leftover in paths.temporaries(self.folder):
                     leftover.unlink(missing_ok=True)
+                self.repair()
                 yield
             finally:
+                self._lock = None
                 self._tables.clear()
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _writing(self, command: str) -> Any:
+        """:meth:`holding`, waiting for another command (every write holds it)."""
+        return self.holding(wait=True, command=f"{command} of {self.experiment}")
+
+    def unnamed_rows(self, manifest: dict[str, Any] | None = None) -> dict[str, dict[str, int]]:
+        """Per tier, the run keys of rows in its table that no manifest entry of the tier
+        names, with their row counts (tables that cannot be read are left out: they are
+        damaged). Such rows are what a write killed between its table and manifest writes
+        leaves; nothing reads them, and the next write removes them (:meth:`repair`)."""
+        manifest = manifest if manifest is not None else self.manifest()
+        named: dict[str, set[str]] = {}
+        for key, entry in manifest["runs"].items():
+            named.setdefault(entry["tier"], set()).add(key)
+        found: dict[str, dict[str, int]] = {}
+        for tier in SCALES:
+            path = self.table_path(tier)
+            if not path.is_file():
+                continue
+            try:
+                keys = pq.read_table(path, columns=["run_key"]).column("run_key").to_pylist()
+            except Exception:  # noqa: BLE001 - any reader failure: a damaged table
+                continue
+            unnamed = Counter(key for key in keys if key not in named.get(tier, set()))
+            if unnamed:
+                found[tier] = dict(unnamed)
+        return found
+
+    def repair(self, manifest: dict[str, Any] | None = None) -> int:
+        """Remove the rows of every tier's table that no manifest entry names (a table left
+        with none is removed); how many rows. Called under the lock: by every write first
+        (what an interrupted one left), and by a write itself once its manifest is
+        written (the rows of the runs it removed)."""
+        if manifest is None and not self.manifest_path.is_file():
+            tables = [self.table_path(t) for t in SCALES if self.table_path(t).is_file()]
+            if tables:
+                raise PublishedStoreError(
+                    f"{paths.shown(self.folder)} holds {', '.join(t.name for t in tables)} "
+                    "but no manifest.json, so no row of them can be told from a leftover: "
+                    f"restore it (git checkout -- {paths.shown(self.manifest_path)}), or "
+                    "remove the folder and export the runs again; nothing was removed")
+        unnamed = self.unnamed_rows(manifest)
+        removed = 0
+        for tier, keys in unnamed.items():
+            frame = self._frame_for_writing(tier)
+            kept = frame[~frame["run_key"].isin(list(keys))].reset_index(drop=True)
+            if kept.empty:
+                _remove_file(self.table_path(tier))
+            else:
+                _write_table(self.table_path(tier), kept)
+            removed += len(frame) - len(kept)
+        self._tables.clear()
+        return removed
 
     def _frame_for_writing(self, tier: str) -> pd.DataFrame:
         """The tier's table as it stands, to be rewritten (empty when there is none); a
@@ -656,7 +779,7 @@ class PublishedStore:
         if not self.manifest_path.is_file():
             raise PublishedStoreError(f"nothing is published for {self.experiment!r} (no "
                                       f"{paths.shown(self.manifest_path)})")
-        with self._writing():
+        with self._writing("compact"):
             before = self.manifest_path.stat().st_size
             written = self._rewrite_if_other(self.manifest())
             return before, self.manifest_path.stat().st_size, written
@@ -673,12 +796,13 @@ class PublishedStore:
             raise ValueError(f"tier {tier!r} is not a run tier; use one of {', '.join(SCALES)}")
         runs = [(key, kept_rows(self.experiment, run, provenance.get("config"), tier),
                  provenance) for key, run, provenance in runs]
-        with self._writing():
+        with self._writing("export"):
             manifest = self.manifest()
             runs = self._changed(tier, runs, manifest)
             if not runs:
                 self._rewrite_if_other(manifest)
                 return 0
+            before = copy.deepcopy(manifest)
             frame = self._frame_for_writing(tier)
             commit = commit_description()
             new = sum(key not in manifest["runs"] for key, _, _ in runs)
@@ -687,22 +811,32 @@ class PublishedStore:
                 _enter(manifest, tier, key, run, provenance, commit, described)
             _drop_unnamed(manifest)
             _check_before_writing(manifest)
+            replaced = [key for key, _, _ in runs if key in before["runs"]]
+            if replaced:
+                # Runs published before whose rows change: the manifest first drops them, so
+                # that no entry names rows that do not match its digest.
+                dropped = {**before, "runs": {k: v for k, v in before["runs"].items()
+                                              if k not in replaced}}
+                _drop_unnamed(dropped)
+                self._write_manifest(dropped)
             kept = frame[~frame["run_key"].isin([key for key, _, _ in runs])]
             frames = ([kept] if len(kept) else []) + [run.assign(run_key=key)
                                                       for key, run, _ in runs]
             _write_table(self.table_path(tier), pd.concat(frames, ignore_index=True))
             self._write_manifest(manifest)
+            self.repair(manifest)  # a run exported before under another tier: its old rows
             return new
 
-    def carry_over(self, renames: dict[str, str], note: str) -> None:
+    def carry_over(self, renames: dict[str, str], notes: dict[str, str] | str) -> None:
         """Enter the published runs ``renames`` names (old key -> new key) under their new
         keys, their rows and provenance unchanged but for the code's fingerprint and a
-        ``confirmed`` note, added to those of earlier confirmations
-        (:func:`fedlib.runs.confirm.confirm` decides which runs);
+        ``confirmed`` note (``notes``: per old key, or one for all), added to those of
+        earlier confirmations (:func:`fedlib.runs.confirm.confirm` decides which runs);
         under the experiment's lock. The tables first gain the rows under the new keys,
         then the manifest names them, then the old rows go: a reader never finds a named
-        run without its rows."""
-        with self._writing():
+        run without its rows, and a write killed in between leaves only rows no entry
+        names, which the next write removes (:meth:`repair`)."""
+        with self._writing("confirm"):
             manifest = self.manifest()
             missing = sorted(set(renames) - set(manifest["runs"]))
             taken = sorted(set(renames.values()) & set(manifest["runs"]))
@@ -712,10 +846,8 @@ class PublishedStore:
                     f"{'no longer' if missing else 'already'} published; nothing was "
                     "carried over")
             tiers = sorted({manifest["runs"][old]["tier"] for old in renames})
-            # Rows under a new key that no run names are what an interrupted carry left.
-            frames = {tier: (frame := self._frame_for_writing(tier))[
-                ~frame["run_key"].isin(list(renames.values()))] for tier in tiers}
-            for tier, frame in frames.items():
+            for tier in tiers:
+                frame = self._frame_for_writing(tier)
                 moved = frame[frame["run_key"].isin(renames)]
                 _write_table(self.table_path(tier), pd.concat(
                     [frame, moved.assign(run_key=moved["run_key"].map(renames))],
@@ -729,6 +861,7 @@ class PublishedStore:
                                          "files": _file_digests(module)}
                 manifest["modules"][module] = described[module]
                 earlier = f"{entry['confirmed']}; " if "confirmed" in entry else ""
+                note = notes if isinstance(notes, str) else notes[old]
                 manifest["runs"][new] = {**entry, "code_fingerprint": code_fingerprint(module),
                                          "confirmed": earlier + note}
             groups = {}
@@ -742,12 +875,7 @@ class PublishedStore:
             _check_before_writing(manifest)
             self._tables.clear()
             self._write_manifest(manifest)
-            for tier, frame in frames.items():
-                kept = frame[~frame["run_key"].isin(renames)]
-                moved = frame[frame["run_key"].isin(renames)]
-                _write_table(self.table_path(tier), pd.concat(
-                    [kept, moved.assign(run_key=moved["run_key"].map(renames))],
-                    ignore_index=True))
+            self.repair(manifest)
 
     def _changed(self, tier: str, runs: Sequence[tuple[str, pd.DataFrame, dict[str, Any]]],
                  manifest: dict[str, Any]) -> list[tuple[str, pd.DataFrame, dict[str, Any]]]:
@@ -768,32 +896,28 @@ class PublishedStore:
         gives their config), typically once their replacements are exported; tables and
         manifest are each written atomically, under the experiment's lock. Returns how
         many were removed."""
-        if not self.manifest_path.is_file():
+        if not self.folder.is_dir():
             return 0
-        with self._writing():
+        with self._writing("prune"):
             manifest = self.manifest()
             stale = {key for key, entry in manifest["runs"].items()
-                     if not is_current(key, entry)}
+                     if not is_current(key, entry) and not config_edited(key, entry)}
             if not stale:
                 self._rewrite_if_other(manifest)
                 return 0
-            tiers = sorted({manifest["runs"][key]["tier"] for key in stale})
-            frames = {tier: self._frame_for_writing(tier) for tier in tiers}
+            for tier in sorted({manifest["runs"][key]["tier"] for key in stale}):
+                self._frame_for_writing(tier)  # refused before anything is written
             for key in stale:
                 del manifest["runs"][key]
             _drop_unnamed(manifest)
             modules = {entry["module"] for entry in manifest["runs"].values()}
             manifest["modules"] = {k: v for k, v in manifest["modules"].items()
                                    if k in modules}
-            # The manifest first: rows no run names are never read, a named run without
-            # rows would read as damaged.
+            # The manifest first: rows no run names are never read (and the next write
+            # removes them, were this one killed now), a named run without rows would read
+            # as damaged.
             self._write_manifest(manifest)
-            for tier, frame in frames.items():
-                kept = frame[~frame["run_key"].isin(stale)].reset_index(drop=True)
-                if kept.empty:
-                    self.table_path(tier).unlink(missing_ok=True)
-                else:
-                    _write_table(self.table_path(tier), kept)
+            self.repair(manifest)
             return len(stale)
 
 
@@ -897,6 +1021,17 @@ def is_current(key: str, entry: dict[str, Any]) -> bool:
     return run_key(entry["config"], entry["module"]) == key
 
 
+def config_edited(key: str, entry: dict[str, Any]) -> bool:
+    """Whether a published run's entry contradicts itself: it records this checkout's code
+    (its code's fingerprint is the current one), yet its config does not give its key. An
+    export checks that they do, so the manifest was edited since: such a run is damaged,
+    not stale. Neither a build nor a confirmation uses it, and a prune keeps it (restore
+    the manifest from git, or export the run again)."""
+    # The fingerprint the key is made with (run_key's own), whatever this module imported.
+    return (entry.get("code_fingerprint") == run_keys.code_fingerprint(entry["module"])
+            and not is_current(key, entry))
+
+
 SEED_FIELDS = ("seed", "repeat", "split_seed")
 """The config fields that name a run's draw of randomness (not its setting)."""
 
@@ -917,6 +1052,51 @@ def published_experiments(root: Path | None = None) -> list[str]:
     """The experiments with a manifest in the store, sorted."""
     root = root or paths.published_dir()
     return sorted(p.name for p in root.glob("*") if (p / "manifest.json").is_file())
+
+
+_ROOT_VARIABLE = "FEDLIB_PUBLISHED_DIR"
+
+
+def published_root(root: Path | None = None) -> Path:
+    """The folder of the published experiments (``root``, else ``$FEDLIB_PUBLISHED_DIR``,
+    else ``data/published``), once it is known to be one: a :class:`PublishedStoreError`
+    naming it (and the variable that chose it) when it is a file, or when the variable
+    names a folder that does not exist. An absent ``data/published`` is an empty store."""
+    chosen = root or paths.published_dir()
+    set_by = f" ({_ROOT_VARIABLE})" if root is None and os.environ.get(
+        _ROOT_VARIABLE, "").strip() else ""
+    fix = (f"unset {_ROOT_VARIABLE} to read the checkout's data/published, or set it to the "
+           "folder that holds the published experiments (one folder each, with its "
+           "manifest.json)") if set_by else "restore it from git (git checkout -- " \
+        f"{paths.shown(chosen)})"
+    if chosen.exists() and not chosen.is_dir():
+        raise PublishedStoreError(f"the published store {chosen}{set_by} is a file, not a "
+                                  f"folder: {fix}")
+    if set_by and not chosen.exists():
+        raise PublishedStoreError(f"the published store {chosen}{set_by} does not exist: "
+                                  f"{fix}")
+    return chosen
+
+
+def require_published(experiment: str | None, root: Path | None = None) -> Any:
+    """``experiment`` when ``root`` (:func:`published_root`) has a manifest of it, else a
+    :class:`PublishedStoreError` naming the folder, what it holds and the variable that
+    chose it; with None, the published experiments (every one)."""
+    root = published_root(root)
+    if experiment is None:
+        return published_experiments(root)
+    store = PublishedStore(experiment, root)
+    if store.manifest_path.is_file():
+        return experiment
+    there = published_experiments(root)
+    held = (f"published there: {', '.join(there)}" if there
+            else "nothing is published there")
+    variable = os.environ.get(_ROOT_VARIABLE, "").strip()
+    chosen = (f"; {_ROOT_VARIABLE}={variable!r} chose this folder" if variable
+              else "")
+    raise PublishedStoreError(f"nothing is published for {experiment!r} in "
+                              f"{paths.shown(root)} (no {experiment}/manifest.json; {held}"
+                              f"{chosen})")
 
 
 def _being_written(folder: Path) -> bool:
@@ -944,14 +1124,41 @@ def leftovers(root: Path | None = None) -> dict[str, list[Path]]:
     return found
 
 
+def unnamed_rows(root: Path | None = None) -> dict[str, dict[str, dict[str, int]]]:
+    """Per experiment folder and tier, the rows of its tables that no manifest entry names
+    (run key -> rows): what a write killed between its table and manifest writes leaves
+    (never those of a write running now). The next write to the folder removes them
+    (:meth:`PublishedStore.repair`). A folder whose manifest cannot be read is left out
+    (that is reported on its own)."""
+    root = root or paths.published_dir()
+    found = {}
+    for folder in sorted(p for p in root.glob("*") if p.is_dir()):
+        if folder.name.startswith(".") or _being_written(folder):
+            continue
+        try:
+            unnamed = PublishedStore(folder.name, root).unnamed_rows()
+        except PublishedStoreError:
+            continue
+        if unnamed:
+            found[folder.name] = unnamed
+    return found
+
+
 def leftover_lines(root: Path | None = None) -> list[str]:
-    """One line per experiment folder with leftovers of an interrupted export."""
+    """One line per experiment folder with leftovers of an interrupted write: temporary
+    files, and table rows that no manifest entry names."""
     lines = []
     for name, files in leftovers(root).items():
         them = "it" if len(files) == 1 else "them"
         lines.append(f"{name}: {_plural(len(files), 'file')} left by an interrupted export "
                      f"({', '.join(p.name for p in files)}): the next export or prune of "
                      f"{name} removes {them}, or delete {them}")
+    for name, tiers in unnamed_rows(root).items():
+        for tier, keys in sorted(tiers.items()):
+            lines.append(f"{name}: {tier}.parquet holds {_plural(sum(keys.values()), 'row')} "
+                         f"of {_plural(len(keys), 'run')} that no manifest entry names, left "
+                         "by an interrupted write: the next export, prune, compact or "
+                         f"confirm of {name} removes them")
     return lines
 
 
@@ -964,6 +1171,39 @@ def _write_table(path: Path, frame: pd.DataFrame) -> None:
     with paths.atomic_path(path) as tmp:
         pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp,
                        compression="zstd")
+
+
+def _remove_file(path: Path) -> None:
+    """Remove a tier's table that holds no run any more (one step, like a write)."""
+    path.unlink(missing_ok=True)
+
+
+def _holder(lock: Any, patience: float = 1.0) -> str:
+    """Who holds a lock, as the lock file records it (the command and its process); the
+    holder writes it just after taking the lock, so an empty file is read again for up to
+    ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            lock.seek(0)
+            text = " ".join(lock.read(500).split())
+        except OSError:
+            text = ""
+        if text or time.monotonic() > deadline:
+            return text or "a command that does not say which"
+        time.sleep(0.05)
+
+
+def _record_holder(lock: Any, command: str) -> None:
+    """Write into the lock file which command holds it (another one names it)."""
+    try:
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{command or 'a write'}, process {os.getpid()}, since "
+                   f"{time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        lock.flush()
+    except OSError:
+        pass  # a lock file that cannot be written still locks
 
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
@@ -995,6 +1235,10 @@ def _drop_unnamed(manifest: dict[str, Any]) -> None:
 
 def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+canonical_json = _canonical_json
+"""A JSON value as one canonical text (keys sorted, no spaces): equal values, equal text."""
 
 
 def manifest_text(manifest: dict[str, Any]) -> str:
@@ -1140,7 +1384,15 @@ def export(experiment: str, tier: str, *, cache: Path | None = None,
     Returns the runs exported, of which new, and what was left out (stale runs of the
     tier, runs of other tiers or of none, unreadable cache files)."""
     runs = cached_runs(experiment, tier, cache)
-    new = PublishedStore(experiment, root).add(tier, runs.current) if runs.current else 0
+    store = PublishedStore(experiment, root)
+    if runs.current:
+        new = store.add(tier, runs.current)
+    else:
+        new = 0
+        if store.folder.is_dir():
+            with store.holding(command=f"export of {experiment}"):
+                # repairs what an interrupted write left; writes nothing else
+                pass
     return ExportReport(len(runs.current), new, runs.stale, dict(runs.other_tiers),
                         runs.unreadable)
 
@@ -1219,8 +1471,49 @@ def _tier_status(manifest: dict[str, Any], keys: list[str], damaged: dict[str, s
         changed |= set(_stale_files(entry["module"], tuple(sorted(recorded.items()))))
     return {"runs": len(keys), "current": current, "stale": stale,
             "damaged": sum(key in damaged for key in keys),
-            "confirmed": sum("confirmed" in manifest["runs"][key] for key in keys),
+            "confirmed": _confirmed(manifest["runs"][key].get("confirmed") for key in keys),
             "changed since": ", ".join(sorted(changed))}
+
+
+def strata_checked(checked: int, strata: int) -> str:
+    """How a confirmation checked the runs it carried over, in the words of its
+    ``confirmed`` note (:mod:`fedlib.runs.confirm`), which :func:`checked_phrase` reads."""
+    return f"checked by computing {checked} of its {strata} strata again"
+
+
+_CHECKED = re.compile(r"checked by computing (\d+) of its (\d+) strata again")
+_SAMPLED = re.compile(r"(\d+) sampled groups computed again")
+
+
+def _latest_check(note: str) -> str:
+    """How the latest confirmation in a run's ``confirmed`` note (confirmations joined by
+    "; ", oldest first) checked it, as the words that follow "checked by computing"."""
+    found = [(match.start(), f"{match[1]} of its {match[2]} strata again")
+             for match in _CHECKED.finditer(note)]
+    found += [(match.start(), f"{match[1]} group{'' if match[1] == '1' else 's'} drawn at "
+               "random again (not by strata)") for match in _SAMPLED.finditer(note)]
+    return max(found)[1] if found else "what its note says"
+
+
+def checked_phrase(notes: Iterable[str]) -> str:
+    """How the runs whose ``confirmed`` notes these are were checked (each by its latest
+    confirmation), in words: ``checked by computing 5 of its 6 strata again``, with how
+    many runs each way where they differ; a confirmation made before runs were stratified
+    says how many groups it drew instead. Never more than the notes say."""
+    counts: dict[str, int] = {}
+    for note in notes:
+        phrase = _latest_check(note)
+        counts[phrase] = counts.get(phrase, 0) + 1
+    if len(counts) == 1:
+        return f"checked by computing {next(iter(counts))}"
+    return "checked by computing " + "; ".join(
+        f"{phrase} ({count} runs)" for phrase, count in sorted(counts.items()))
+
+
+def _confirmed(notes: Iterable[str | None]) -> str:
+    """The status of the confirmed runs of a tier: how many, and how they were checked."""
+    found = [note for note in notes if note is not None]
+    return f"{len(found)}, {checked_phrase(found)}" if found else "0"
 
 
 UNLOCKED = "not recorded (computed before the environment was locked)"
@@ -1265,10 +1558,10 @@ def provenance_line(experiment: str, keys: Iterable[str]) -> str:
     dates = sorted(str(e["finished"])[:10] for e in mine)
     commits = ", ".join(sorted({e["commit"][:10] for e in mine}))
     hours = sum(e.get("cpu_seconds") or 0 for e in mine) / 3600
-    confirmed = sum("confirmed" in e for e in mine)
+    notes = [e["confirmed"] for e in mine if "confirmed" in e]
     line = (f"{len(mine)} of {len(keys)} runs come from the published {tiers} tier "
             f"(computed on {machines}, {dates[0]} to {dates[-1]}, fedlib commit {commits}, "
             f"{hours:.1f} CPU hours"
-            + (f"; {confirmed} of them carried over a later edit of the code that changes "
-               "no result, checked by computing a sample again" if confirmed else "") + ")")
+            + (f"; {len(notes)} of them carried over a later edit of the code that changes "
+               f"no result, {checked_phrase(notes)}" if notes else "") + ")")
     return line + (f"; {local} were computed by this build." if local else ".")
