@@ -42,6 +42,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                else len(homes))
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under ``--dist loadfile``, the files of the whole-book builds go to the workers
+    first, one each: pytest-xdist hands out the largest files first, which left both
+    builds to one worker, one after the other, near the end of the run."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BuildsFirst(LoadFileScheduling):
+        def _assign_work_unit(self, node) -> None:
+            builds = [scope for scope in self.workqueue
+                      if Path(scope).name in SHARED_BUILDS.values()]
+            for scope in sorted(builds, key=lambda s: list(SHARED_BUILDS.values()).index(
+                    Path(s).name), reverse=True):
+                self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return BuildsFirst(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_caches(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets its own download and results caches, and never the network."""

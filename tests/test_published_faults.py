@@ -393,7 +393,9 @@ def test_the_status_page_mentions_leftovers(store_root: Path) -> None:
     _published(store_root)
     (store_root / "toy" / ".manifest.json.abc.tmp").write_text("{")
     text = "\n".join(published_section())
-    assert "toy: 1 file left by an interrupted export" in text
+    from fedlib.render.markdown import markdown_text
+
+    assert markdown_text("toy: 1 file left by an interrupted export") in text
 
 
 # What an export leaves out ---------------------------------------------------------------
