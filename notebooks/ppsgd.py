@@ -533,9 +533,23 @@ chapter.write_claims(all_claims)
 # variation. A claim that some level of a set beats a reference is read on the best level
 # of the set; where that claim does not hold and the best level lies on an open end of the
 # grid (levels towards 0, or larger finite levels; local and global learning are natural
-# ends), it is not testable, since a level beyond could make it hold. The best step size
-# of every curve is the paper's own construction (the minimum over its step-size grid)
-# and is not read this way.
+# ends), it is not testable, since a level beyond could make it hold.
+#
+# The step size is read the same way. Every curve is the best over a grid of step sizes
+# (the paper's construction), and neither end of such a grid bounds the step size. Where
+# the arm a claim says is worse has its best step (the median over seeds, at the iteration
+# the claim reads) on an end of its grid, a HOLDS is not testable: a step beyond could undo
+# it. Where the arm it says is better does (for an arm that is the best of a set of levels,
+# any level of the set), a verdict that does not hold is not testable: a step beyond could
+# make it hold. Either way the evidence names the curve, its best step and its grid, and
+# keeps the verdict on this grid. Where each curve the figures draw has its best step at
+# the last iteration:
+
+# %%
+plotted_steps = readouts.plotted_step_edges(curves_1a, curves_1c, curves_1d, setup,
+                                            curves_1d_small)
+display(readouts.step_edge_table(plotted_steps))
+display(Markdown(readouts.step_edge_summary(plotted_steps)))
 
 # %%
 display(Markdown(claims.margins_note(test_digits)))

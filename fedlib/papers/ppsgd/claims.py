@@ -7,15 +7,18 @@ setting of the settings sweep (one run each, a robustness table); :func:`evaluat
 judges every claim of the chapter over the repeats (Figures 1a, 1c, 1d, 2, the
 epsilon Figure 1 prints, and the Stack Overflow claims, which are not run). Every
 comparison is declared with its margin before a result is read
-(:mod:`fedlib.verdicts.compare`), with what the metric resolves beside it; a claim read on
-the best of a set of personalization levels applies the open-edge rule
-(:func:`level_edge`, :func:`edge_gated`). The tables the chapter shows (grids, data, the
-clipping bound, privacy) are here too.
+(:mod:`fedlib.verdicts.compare`), with what the metric resolves beside it. Every arm is
+read at an optimum over a grid, its best step size (each curve is the best over the step
+sizes run) and, where it is the best of a set of personalization levels, its best level:
+the open-edge rule (:func:`edge_gated`) applies to both, since an optimum on an open end
+of its grid may have a better one beyond it (:func:`level_edge`, :func:`step_edge_reasons`).
+The tables the chapter shows (grids, data, the clipping bound, privacy) are here too.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +58,7 @@ from fedlib.papers.ppsgd.readouts import (
     mean_over_seeds,
     seeds_of,
     smallest_step_peak,
+    step_edge,
     values,
     with_seed,
 )
@@ -69,7 +73,6 @@ from fedlib.verdicts.compare import (
     Trivial,
     Verdict,
     any_of,
-    best_of,
     combine,
 )
 
@@ -318,9 +321,7 @@ def figure1a_claims(curves: pd.DataFrame, scale: str, clip: float = FIGURE_CLIP,
                      context=notes.get(claim_id, ""), resolution=RISK_RESOLUTION)
 
     add("fig1a-global-fastest-early", combine([
-        (f"sigma={s:g}, t={early}",
-         best_of("log10 excess risk", "inf", _risk_arms(curves, s, early), direction="less",
-                 margin=RISK_MARGIN, why=RISK_WHY, trivial=trivial))
+        (f"sigma={s:g}, t={early}", _level_is_best(curves, math.inf, s, early, trivial))
         for s in sigmas]),
         paper_value="faster convergence at initial iterations in all cases")
     add("fig1a-global-plateau", _plateau(curves, iterations, trivial) if 0.0 in sigmas else
@@ -329,9 +330,7 @@ def figure1a_claims(curves: pd.DataFrame, scale: str, clip: float = FIGURE_CLIP,
         (f"sigma={s:g}", _finite_beats_global(curves, s, iterations, trivial))
         for s in sigmas]))
     add("fig1a-local-wins-large-noise", combine([
-        (f"t={t}", best_of("log10 excess risk", "0", _risk_arms(curves, max(sigmas), t),
-                           direction="less", margin=RISK_MARGIN, why=RISK_WHY,
-                           trivial=trivial))
+        (f"t={t}", _level_is_best(curves, 0.0, max(sigmas), t, trivial))
         for t in sorted({min(LOCAL_WINS_FROM, iterations), iterations})]),
         paper_value=f"after about {LOCAL_WINS_FROM} iterations")
     return sheet.claims
@@ -373,16 +372,84 @@ def level_edge(kind: str, levels: Sequence[float], best: float) -> str:
             + "), an open end of the grid: a level beyond it could make the claim hold")
 
 
-def edge_gated(verdict: Verdict, reason: str) -> Verdict:
-    """The open-edge rule for a claim that some level of a set beats a reference, read on
-    the best level of the set (``reason``: :func:`level_edge`). A HOLDS stands (the level
-    exists in the grid, and a better one beyond it would only add to it); a verdict that
-    does not hold becomes NOT-TESTABLE where the best level lies on an open end, since a
-    level beyond could make it hold. The evidence keeps the verdict on this grid."""
-    if not reason or verdict.status in (HOLDS, NOT_RUN, NOT_TESTABLE):
+def step_edge_reasons(curves: pd.DataFrame, levels: Sequence[float], sigma: float,
+                      iteration: int | None = None, *, claimed: bool, arm: str = ""
+                      ) -> list[str]:
+    """Why the best step size of a curve of an arm lies on an open end of its grid, one
+    reason per such curve, for :func:`edge_gated`: the curves (``sigma``, each alpha*Q of
+    ``levels``) of ``curves`` at ``iteration`` (None: the last), read by
+    :func:`~fedlib.papers.ppsgd.readouts.step_edge` (both ends of a grid of steps are
+    open). ``claimed``: the arm is the one the claim says is better (a better step beyond
+    the grid could make the claim hold), else the one it says is worse (could undo it).
+    ``arm``: what the arm is where it is the best of a set of levels (every level of the
+    set counts: a better step could make any of them the best)."""
+    reasons = []
+    for level in levels:
+        edge = step_edge(curves, float(sigma), float(level), iteration)
+        if edge is None or not edge.end:
+            continue
+        name = f"alpha*Q={_fmt_alpha(float(level))}" + (f" ({arm})" if arm else "")
+        could = "make the claim hold" if claimed else "undo the claim"
+        reasons.append(f"{name} at sigma={sigma:g}, t={edge.iteration}: {edge.describe()}: "
+                       f"a step beyond it could {could}")
+    return reasons
+
+
+def _edge_brief(reason: str) -> str:
+    """A reason of :func:`level_edge` or :func:`step_edge_reasons` in one clause: up to its
+    open end, without the list of levels just before it."""
+    head = reason.split(", an open end", 1)[0]
+    return re.sub(r" \([^()]*\)$", "", head) + ", an open end"
+
+
+def _as_reasons(reasons: str | Sequence[str]) -> list[str]:
+    return [r for r in ([reasons] if isinstance(reasons, str) else reasons) if r]
+
+
+def edge_gated(verdict: Verdict, reason: str | Sequence[str] = "", *,
+               against: str | Sequence[str] = ()) -> Verdict:
+    """The open-edge rule for a claim that one arm beats another, each read at its optimum
+    over a grid (the best level of a set of personalization levels, :func:`level_edge`;
+    the best step size of a curve, :func:`step_edge_reasons`): an optimum on an open end
+    of its grid may have a better one beyond it.
+
+    ``reason``: why the arm the claim says is better lies on an open end; a better one
+    beyond could make the claim hold, so a verdict that does not hold (FAILS,
+    INCONCLUSIVE) becomes NOT-TESTABLE. ``against``: why the arm the claim says is worse
+    does; a better one beyond could undo a HOLDS, which becomes NOT-TESTABLE. Otherwise
+    the verdict stands: a HOLDS whose better arm is on an open end (one beyond would only
+    add to it), a failure whose worse arm is (one beyond would only deepen it); NOT-RUN
+    and NOT-TESTABLE always do. The evidence keeps the verdict on this grid."""
+    if verdict.status in (NOT_RUN, NOT_TESTABLE):
         return verdict
-    return Verdict(NOT_TESTABLE, f"{reason}; on this grid: {verdict.status} ("
-                   f"{verdict.evidence})", reason.split(" (", 1)[0] + ", an open end")
+    found = _as_reasons(against if verdict.status == HOLDS else reason)
+    if not found:
+        return verdict
+    return Verdict(NOT_TESTABLE, f"{'; '.join(found)}; on this grid: {verdict.status} ("
+                   f"{verdict.evidence})", "; ".join(_edge_brief(r) for r in found))
+
+
+def _level_is_best(curves: pd.DataFrame, claimed: float, sigma: float, iteration: int,
+                   trivial: Trivial | None) -> Verdict:
+    """The claim that level ``claimed`` has the lowest log10 excess risk of the drawn
+    levels at ``iteration`` (one comparison against every other level, combined, as
+    :func:`fedlib.verdicts.compare.best_of`), each comparison under the open-edge rule on
+    the step size of both arms."""
+    arms = _risk_arms(curves, sigma, iteration)
+    name = _fmt_alpha(claimed)
+    if name not in arms:
+        raise ValueError(f"arm {name!r} is not among {sorted(arms)}")
+    parts = []
+    for other in SYNTHETIC_FIGURE_ALPHA_Q:
+        if _fmt_alpha(other) == name:
+            continue
+        verdict = Comparison("log10 excess risk", name, _fmt_alpha(other), "less", RISK_MARGIN,
+                             RISK_WHY).judge(arms[name], arms[_fmt_alpha(other)],
+                                             trivial=trivial)
+        parts.append((f"vs {_fmt_alpha(other)}", edge_gated(
+            verdict, step_edge_reasons(curves, [claimed], sigma, iteration, claimed=True),
+            against=step_edge_reasons(curves, [other], sigma, iteration, claimed=False))))
+    return combine(parts)
 
 
 def _finite_beats_global(curves: pd.DataFrame, sigma: float, iteration: int,
@@ -394,11 +461,19 @@ def _finite_beats_global(curves: pd.DataFrame, sigma: float, iteration: int,
     return edge_gated(Comparison(
         "log10 excess risk", f"alpha*Q={_fmt_alpha(best)} (best finite)", "alpha*Q=inf",
         "less", RISK_MARGIN, RISK_WHY).judge(arms[best], glob, trivial=trivial),
-        level_edge("finite", list(arms), best))
+        [level_edge("finite", list(arms), best),
+         *step_edge_reasons(curves, list(arms), sigma, iteration, claimed=True,
+                            arm="a level of the best finite")],
+        against=step_edge_reasons(curves, [math.inf], sigma, iteration, claimed=False))
 
 
 def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> Verdict:
-    """Global-only at sigma = 0 stops improving and ends far above the best finite level."""
+    """Global-only at sigma = 0 stops improving and ends far above the best finite level.
+
+    Each part under the open-edge rule on the step size (:func:`edge_gated`): "stops
+    improving" says the risk at T is not much below the risk at T/2, so the arm it says is
+    better is T/2 and the worse is T; "ends above" says the best finite level is better
+    than global learning at T, and is read on the best of the finite levels."""
     half = iterations // 2
     glob_end = values(curves, "excess_risk", 0.0, math.inf, iterations, log=True)
     glob_half = values(curves, "excess_risk", 0.0, math.inf, half, log=True)
@@ -412,6 +487,9 @@ def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> 
         f"{PLATEAU_FACTOR:g} (the factor is in the second arm; this chapter's reading of the "
         f"paper's 'plateaus'){closed_form}"
     ).judge(glob_end, glob_half - factor)
+    stops = edge_gated(
+        stops, step_edge_reasons(curves, [math.inf], 0.0, half, claimed=True),
+        against=step_edge_reasons(curves, [math.inf], 0.0, iterations, claimed=False))
     finite = {a: values(curves, "excess_risk", 0.0, a, iterations, log=True)
               for a in SYNTHETIC_FIGURE_ALPHA_Q if not math.isinf(a)}
     best = best_arm(finite, higher_is_better=False)
@@ -419,7 +497,11 @@ def _plateau(curves: pd.DataFrame, iterations: int, trivial: Trivial | None) -> 
         "log10 excess risk", "alpha*Q=inf", f"alpha*Q={_fmt_alpha(best)} (best finite)",
         "greater", factor, f"log10({PLATEAU_FACTOR:g}): ends more than {PLATEAU_FACTOR:g}x "
         f"above, plain on the figure's log axis (the paper's terms){closed_form}"
-    ).judge(glob_end, finite[best], trivial=trivial), level_edge("finite", list(finite), best))
+    ).judge(glob_end, finite[best], trivial=trivial),
+        [level_edge("finite", list(finite), best),
+         *step_edge_reasons(curves, list(finite), 0.0, iterations, claimed=True,
+                            arm="a level of the best finite")],
+        against=step_edge_reasons(curves, [math.inf], 0.0, iterations, claimed=False))
     return combine([("stops improving", stops), ("ends above the best finite level", above)])
 
 
@@ -613,7 +695,11 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
     resolves, in the margins' rationale; None: not given). A claim read on the best of a
     set of levels applies the open-edge rule (:func:`edge_gated`); "large alpha is best"
     compares the best level on each side of alpha*Q = 10 over a grid whose ends, local and
-    global learning, are natural bounds.
+    global learning, are natural bounds. Every claim applies the rule to the best step of
+    the curves of both its arms (:func:`step_edge_reasons`): the arm it says is better
+    (where it is the best of a set, every level of the set that a better step could make
+    beat the other arm: for "local-only is very poor", every level but local learning) and
+    the arm it says is worse.
     """
     why = accuracy_why(test_digits)
     end = final(with_seed(curves))
@@ -624,16 +710,22 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
     best0 = best_arm(acc0, higher_is_better=True)
     sheet = ClaimSheet(PAPER, scale)
     if model == "linear":
-        sheet.judged(f"{fig}-local-poor", judged_at_chance(
+        sheet.judged(f"{fig}-local-poor", edge_gated(judged_at_chance(
             Comparison("final test accuracy", "alpha*Q=inf", "alpha*Q=0", "greater",
                        ACCURACY_MARGIN, why), acc0[math.inf], acc0[0.0], CHANCE),
+            step_edge_reasons(end, [math.inf], sigma0, claimed=True),
+            against=step_edge_reasons(end, [0.0], sigma0, claimed=False)),
             f"local learning does poorly: at sigma={sigma0:g}, alpha*Q=0 ends below "
             "alpha*Q=inf")
     else:
         sheet.judged(f"{fig}-local-very-poor", edge_gated(judged_at_chance(
             Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best0)} (best)",
                        "alpha*Q=0", "greater", VERY_POOR_MARGIN, very_poor_why(test_digits)),
-            acc0[best0], acc0[0.0], CHANCE), level_edge("all", alphas, best0)),
+            acc0[best0], acc0[0.0], CHANCE),
+            [level_edge("all", alphas, best0),
+             *step_edge_reasons(end, [a for a in alphas if a != 0], sigma0, claimed=True,
+                                arm="a level of the best")],
+            against=step_edge_reasons(end, [0.0], sigma0, claimed=False)),
             f"local-only models are very poor (frozen random representation): at "
             f"sigma={sigma0:g}, alpha*Q=0 ends at least "
             f"{VERY_POOR_MARGIN * 100:g} points below the best level")
@@ -644,7 +736,10 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
         Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_small)} (best of "
                    "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN, why),
         small[best_small], _accuracy(end, sigma_max, math.inf), CHANCE),
-        level_edge("small", list(small), best_small)),
+        [level_edge("small", list(small), best_small),
+         *step_edge_reasons(end, list(small), sigma_max, claimed=True,
+                            arm="a level of the best of 0 < alpha*Q <= 1")],
+        against=step_edge_reasons(end, [math.inf], sigma_max, claimed=False)),
         f"small alpha helps at small epsilon: at the largest plotted noise "
         f"(sigma={sigma_max:g}) a level 0 < alpha*Q <= 1 ends above alpha*Q=inf",
         context=f"eps={eps:.3g} (RDP)")
@@ -653,11 +748,15 @@ def figure1_claims(curves: pd.DataFrame, model: str, panel_sigmas: tuple[float, 
         rest = {a: v for a, v in acc0.items() if a < 10}
         best_large = best_arm(large, higher_is_better=True)
         best_rest = best_arm(rest, higher_is_better=True)
-        sheet.judged(f"{fig}-large-alpha-low-privacy", judged_at_chance(
+        sheet.judged(f"{fig}-large-alpha-low-privacy", edge_gated(judged_at_chance(
             Comparison("final test accuracy", f"alpha*Q={_fmt_alpha(best_large)} (best of "
                        ">= 10)", f"alpha*Q={_fmt_alpha(best_rest)} (best of < 10)",
                        "greater", ACCURACY_MARGIN, why),
             large[best_large], rest[best_rest], CHANCE),
+            step_edge_reasons(end, list(large), sigma0, claimed=True,
+                              arm="a level of the best of >= 10"),
+            against=step_edge_reasons(end, list(rest), sigma0, claimed=False,
+                                      arm="a level of the best of < 10")),
             f"large alpha is best at poor privacy: at sigma={sigma0:g} the best level "
             "has alpha*Q >= 10")
     return sheet.claims
@@ -705,9 +804,10 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
     The rule: the claim is judged at each noise level of the runs, and its verdict is the
     one at the largest noise level where it is testable (not every run of both arms at
     chance); where it is testable at none, it is NOT-TESTABLE. The open-edge rule
-    (:func:`edge_gated`) is applied to the verdict at the level the rule picks, not used to
-    pick it. The evidence gives every level's verdict. The rule was chosen after the runs
-    at the larger noise level had been seen, before those at the smaller were computed
+    (:func:`edge_gated`, on the best small level and on the best step of both arms) is
+    applied to the verdict at the level the rule picks, not used to pick it. The evidence
+    gives every level's verdict. The rule was chosen after the runs at the larger noise
+    level had been seen, before those at the smaller were computed
     (:data:`SMALL_STEPS_RULE`): the claim says so.
     """
     sheet = ClaimSheet(PAPER, scale)
@@ -740,12 +840,16 @@ def small_steps_claims(curves: pd.DataFrame, scale: str, left_out: Mapping[str, 
                        "0 < alpha*Q <= 1)", "alpha*Q=inf", "greater", ACCURACY_MARGIN,
                        accuracy_why(test_digits)),
             small[best_small], _accuracy(end, sigma, math.inf), CHANCE)
-        verdicts.append((sigma, eps, verdict, level_edge("small", list(small), best_small)))
+        edges = [level_edge("small", list(small), best_small),
+                 *step_edge_reasons(end, list(small), sigma, claimed=True,
+                                    arm="a level of the best of 0 < alpha*Q <= 1")]
+        against = step_edge_reasons(end, [math.inf], sigma, claimed=False)
+        verdicts.append((sigma, eps, verdict, edges, against))
     chosen = next((v for v in verdicts if v[2].status != NOT_TESTABLE), verdicts[0])
-    sigma, eps, verdict, edge = chosen
-    verdict = edge_gated(verdict, edge)
+    sigma, eps, verdict, edges, against = chosen
+    verdict = edge_gated(verdict, edges, against=against)
     others = "; ".join(f"sigma = {s:g} (eps={e:.3g}): {v.status}, {v.evidence}"
-                       for s, e, v, _ in verdicts if s != sigma)
+                       for s, e, v, *_ in verdicts if s != sigma)
     evidence = f"at sigma = {sigma:g}: {verdict.evidence}" + (
         f" | the other noise levels: {others}" if others else "")
     sheet.judged(SMALL_STEPS_CLAIM, Verdict(verdict.status, evidence, verdict.brief), text,
@@ -767,8 +871,8 @@ def smallest_step_verdict(curves: pd.DataFrame, test_digits: int | None = None
     """The verdict of :data:`SMALLEST_STEP_READING` on ``curves``
     (:func:`~fedlib.papers.ppsgd.readouts.smallest_step_curves`: per seed, one noise level),
     and the RDP epsilon of global learning at the end. The declared reading names its two
-    levels, so the open-edge rule does not apply: the finding is about them, not about
-    every small level."""
+    levels and its one step, so the open-edge rule does not apply: the finding is about
+    them, not about every small level or every step."""
     end = final(with_seed(curves))
     sigma = float(end["noise_multiplier"].max())
     small = {a: _accuracy(end, sigma, a) for a in SMALLEST_STEP_LEVELS if 0 < a < math.inf}
@@ -863,7 +967,9 @@ def envelope_improves(end: pd.DataFrame, value: str, higher_is_better: bool, *,
     private noise level at least the best level beats the better of local-only and
     global-only by more than ``margin``. Levels are chosen by their mean over seeds; the
     open-edge rule (:func:`edge_gated`) applies where the grid lacks local or global
-    learning, its natural ends."""
+    learning, its natural ends, and to the best step of every curve: of the levels between
+    the extremes (a better step could make one of them clear the better extreme) and of
+    the extremes (a better step could make one of them the envelope)."""
     direction = "greater" if higher_is_better else "less"
     parts = []
     for sigma in sorted(s for s in end["noise_multiplier"].unique() if s > 0):
@@ -875,8 +981,14 @@ def envelope_improves(end: pd.DataFrame, value: str, higher_is_better: bool, *,
                                 margin, why)
         verdict = (judged_at_chance(comparison, arms[best], arms[extreme], trivial)
                    if trivial else comparison.judge(arms[best], arms[extreme]))
-        parts.append((f"sigma={sigma:g}", edge_gated(verdict, level_edge("all", list(arms),
-                                                                         best))))
+        inside = [a for a in arms if 0 < a < math.inf]
+        extremes = [a for a in arms if a in (0.0, math.inf)]
+        parts.append((f"sigma={sigma:g}", edge_gated(
+            verdict, [level_edge("all", list(arms), best),
+                      *step_edge_reasons(end, inside, sigma, claimed=True,
+                                         arm="a level of the envelope")],
+            against=step_edge_reasons(end, extremes, sigma, claimed=False,
+                                      arm="an extreme"))))
     if not parts:
         return Verdict(NOT_RUN, "no private noise level in the runs")
     return any_of(parts)
@@ -888,7 +1000,9 @@ def personalized_dominates(end: pd.DataFrame, value: str, higher_is_better: bool
     """At every private noise level the best strictly personalized level (0 < alpha*Q <
     inf) beats both local-only and global-only by more than ``margin``. Both ends of the
     strictly personalized levels are open (:func:`level_edge`): a comparison that does not
-    hold at a best level on either end is NOT-TESTABLE (:func:`edge_gated`)."""
+    hold at a best level on either end is NOT-TESTABLE (:func:`edge_gated`); so is one that
+    does not hold where a strictly personalized level has its best step on an end of its
+    grid, and one that holds where the extreme it beats does."""
     direction = "greater" if higher_is_better else "less"
     parts = []
     for sigma in sorted(s for s in end["noise_multiplier"].unique() if s > 0):
@@ -896,10 +1010,14 @@ def personalized_dominates(end: pd.DataFrame, value: str, higher_is_better: bool
         inside = {a: v for a, v in arms.items() if 0 < a < math.inf}
         best = best_arm(inside, higher_is_better)
         edge = level_edge("inside", list(inside), best)
+        steps = step_edge_reasons(end, list(inside), sigma, claimed=True,
+                                  arm="a level of the best strictly personalized")
         for extreme in (0.0, math.inf):
             parts.append((f"sigma={sigma:g} vs alpha*Q={_fmt_alpha(extreme)}", edge_gated(
                 Comparison(value, f"alpha*Q={_fmt_alpha(best)}", f"alpha*Q={_fmt_alpha(extreme)}",
-                           direction, margin, why).judge(inside[best], arms[extreme]), edge)))
+                           direction, margin, why).judge(inside[best], arms[extreme]),
+                [edge, *steps],
+                against=step_edge_reasons(end, [extreme], sigma, claimed=False))))
     if not parts:
         return Verdict(NOT_RUN, "no private noise level in the runs")
     return combine(parts)

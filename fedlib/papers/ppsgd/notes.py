@@ -22,30 +22,60 @@ these where one tier HOLDS and the other FAILS; a flip with no note is shown as
 unexplained)."""
 
 
+_STEPS = "; then, under the open-edge rule on the step size, "
+"""How a note opens the change the open-edge rule on the step size made (each curve is the
+best over a grid of step sizes, and neither end of such a grid bounds the step size)."""
+
+
 VERDICT_CHANGES: dict[str, str] = {
     "fig1a-global-fastest-early":
         "FAILS at both tiers throughout (the single run, then over seeds): global learning "
         "is behind every drawn level early in every panel it can be read in; now read on the "
         "figure's panels and drawn levels (at the paper tier the largest-noise panel is not "
         "testable, its seeds splitting on whether global learning has left its starting "
-        "risk)",
+        "risk)" + _STEPS + "paper: FAILS -> NOT-TESTABLE: in every other panel global "
+        "learning's best step early is the largest of the grid, so a larger step could make "
+        "it the fastest; quick: FAILS stands, on the largest-noise panel, where global "
+        "learning's best step lies inside the grid and every drawn level is ahead of it (the "
+        "other panels are not testable, as at the paper tier)",
     "fig1a-global-plateau":
-        "FAILS at both tiers throughout: global learning keeps falling over the second half "
-        "of training, no plateau",
+        "FAILS at both tiers over seeds: global learning keeps falling over the second half "
+        "of training, no plateau" + _STEPS + "FAILS -> NOT-TESTABLE at both tiers: without "
+        "noise global learning's best step is the largest of the grid at T/2 and at T, so a "
+        "larger step could make it fall less over the second half (the claim could hold) "
+        "and could bring its end down towards the best finite level (that part, which holds "
+        "on the grid, could be undone)",
     "fig1a-smaller-alpha-later":
-        "HOLDS at both tiers throughout: a finite level ends far below global learning in "
-        "every panel",
+        "HOLDS at both tiers over seeds: a finite level ends far below global learning in "
+        "every panel" + _STEPS + "HOLDS -> INCONCLUSIVE at both tiers (part untested): in "
+        "every panel but the largest-noise one global learning's best step at the end is the "
+        "largest of the grid, so a larger step could undo the finite level's lead there; in "
+        "the largest-noise panel it holds",
     "fig1a-local-wins-large-noise":
-        "HOLDS at both tiers throughout, now read at iteration 200 and at T instead of at "
-        "some iteration within the run",
-    "fig1c-local-poor": "HOLDS at both tiers throughout",
+        "HOLDS at both tiers over seeds, now read at iteration 200 and at T instead of at "
+        "some iteration within the run" + _STEPS + "quick: HOLDS -> INCONCLUSIVE (part "
+        "untested): at T the best step of one of the drawn levels is the smallest of the "
+        "quick tier's grid, so a smaller step could undo local learning's lead over it; "
+        "paper: HOLDS stands (the paper tier's grid goes lower, and the best steps of the "
+        "levels local learning beats lie inside it)",
+    "fig1c-local-poor":
+        "HOLDS at both tiers over seeds" + _STEPS + "quick: HOLDS -> NOT-TESTABLE: local "
+        "learning's best step is the smallest of the quick tier's grid, so a smaller step "
+        "could undo global learning's lead; paper: HOLDS stands (the paper tier's grid goes "
+        "lower, and local learning's best step lies inside it)",
     "fig1c-small-alpha-small-eps":
         "paper: HOLDS over seeds at the paper's largest plotted noise, then NOT-TESTABLE once "
         "the verdicts named the seeds' spread: global-only clears chance on some seeds and "
         "not on others there, so the comparison ranks learning against chance; quick: FAILS "
         "over seeds (at the quick tier's largest noise, after its few epochs, global-only "
-        "still leads)",
-    "fig1d-local-very-poor": "HOLDS at both tiers throughout",
+        "still leads)" + _STEPS + "quick: FAILS -> NOT-TESTABLE: the small levels' best "
+        "steps are the smallest of the quick tier's grid, so a smaller step could make one of "
+        "them overtake global learning; paper: NOT-TESTABLE stands",
+    "fig1d-local-very-poor":
+        "HOLDS at both tiers over seeds" + _STEPS + "HOLDS -> NOT-TESTABLE at both tiers: "
+        "local learning's best step is on an end of the CNN's grid of steps (the smallest at "
+        "the quick tier, the largest at the paper tier), so a step beyond it could undo the "
+        "gap",
     "fig1d-small-alpha-small-eps":
         "FAILS -> NOT-TESTABLE at both tiers: every level ends at chance at the largest "
         "plotted noise, so ranking them decides nothing; fig1d-small-alpha-small-steps reads "
@@ -59,20 +89,35 @@ VERDICT_CHANGES: dict[str, str] = {
         "stayed HOLDS as seeds were added; quick: NOT-RUN (paper tier only)",
     "fig1d-large-alpha-low-privacy":
         "quick: HOLDS -> INCONCLUSIVE over seeds (after half an epoch the CNN's seeds lie far "
-        "apart); paper: FAILS throughout (the best level of at least 10 and the best below "
-        "it tie within the margin)",
+        "apart); paper: FAILS over seeds (the best level of at least 10 and the best below "
+        "it tie within the margin)" + _STEPS + "NOT-TESTABLE at both tiers (quick: from "
+        "INCONCLUSIVE, paper: from FAILS): without noise the levels of at least 10 have their "
+        "best step at the largest of the CNN's grid of steps, so a larger step could make "
+        "one of them clear the best level below 10",
     "fig2-emnist-envelope-dominates":
         "paper: FAILS -> HOLDS over seeds, restated as the paper states it (the envelope "
         "clears the better extreme at the smaller noise levels; at the largest, local-only "
         "is the envelope); quick: FAILS, restated (global-only is the best level at both "
-        "private noise levels)",
+        "private noise levels)" + _STEPS + "quick: FAILS -> NOT-TESTABLE: at both private "
+        "noise levels the personalized levels' best steps are the smallest of the quick "
+        "tier's grid, so a smaller step could make one of them clear the better extreme; "
+        "paper: HOLDS stands: at several intermediate noise levels the envelope clears the "
+        "better extreme with the best steps of both extremes inside the grid (at the "
+        "smallest noise levels global learning's best step is the largest of the grid, and "
+        "at some larger ones a personalized level's is the smallest, so those parts are not "
+        "testable)",
     "fig2-synthetic-envelope-dominates":
         "now a finding of the companion; FAILS over seeds at both tiers (from a large noise "
         "level up local-only beats the best strictly personalized level), then INCONCLUSIVE "
         "under the open-edge rule: there that best level is the smallest of the grid, and "
         "a level closer to 0 could beat local-only, so those comparisons are not testable "
-        "while every other one holds (part untested)",
+        "while every other one holds (part untested)" + _STEPS + "INCONCLUSIVE stands at both "
+        "tiers, with more parts untested: the comparisons with global learning wherever its "
+        "best step at the end is the largest of the grid (a larger step could undo them), "
+        "and with local learning where a strictly personalized level has its best step on an "
+        "end of the grid",
 }
 """Claim id -> how its verdict changed when the claims were judged over repeats with
-declared margins, the trivial baselines and the open-edge rule (from the single-run
-reading, on the same runs), and why."""
+declared margins, the trivial baselines and the open-edge rule, on the levels of
+personalization, then on the step size (from the single-run reading, on the same runs),
+and why."""

@@ -1,12 +1,13 @@
 """Bietti et al. (2022), PPSGD: what the chapter reads off the runs (the best step size
-over the grid, means over seeds, curves, clipping bounds, privacy-utility trade-offs,
-the iterations a curve keeps) and the tables it shows. The claims
+over the grid and where it lies in the grid, means over seeds, curves, clipping bounds,
+privacy-utility trade-offs, the iterations a curve keeps) and the tables it shows. The claims
 (:mod:`fedlib.papers.ppsgd.claims`), the figures and the chapter's prose read from here."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -17,7 +18,9 @@ from fedlib.data.federated import FederatedClassification
 from fedlib.data.synthetic import AdditiveSyntheticTask
 from fedlib.papers.ppsgd.experiment import (
     DELTA,
+    EMNIST_FIGURE_ALPHA_Q,
     FIGURE_CLIP,
+    SYNTHETIC_FIGURE_ALPHA_Q,
     SYNTHETIC_INSTANCE,
     TIERS,
     PpsgdSetup,
@@ -27,7 +30,7 @@ from fedlib.papers.ppsgd.experiment import (
     synthetic_task,
 )
 from fedlib.papers.ppsgd.experiment import tier as experiment_tier
-from fedlib.papers.ppsgd.paper_tier import settings_setup
+from fedlib.papers.ppsgd.paper_tier import SMALL_STEPS_SIGMAS, settings_setup
 from fedlib.privacy import epsilon
 from fedlib.runs.rows import KeptSteps, log_linear_grid
 from fedlib.verdicts.compare import (
@@ -47,6 +50,11 @@ def _keys(frame: pd.DataFrame) -> list[str]:
     return CURVE_KEYS + (["seed"] if "seed" in frame.columns else [])
 
 
+STEP_GRID = ["step_low", "step_high"]
+"""The columns of a curve that give the grid of step sizes its best step is taken over:
+the lowest and the highest step its runs hold."""
+
+
 def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
                     higher_is_better: bool = False,
                     sigmas: tuple[float, ...] | None = None) -> pd.DataFrame:
@@ -57,7 +65,10 @@ def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
     release nothing; where they were run at one noise level only (the EMNIST
     grids), their curves are repeated for every noise level in ``sigmas``
     (default: all noise levels of ``runs``). Returns columns clip,
-    noise_multiplier, alpha_q, iteration, (seed,) ``value``, best_step, epsilon, sorted.
+    noise_multiplier, alpha_q, iteration, (seed,) ``value``, best_step, step_low,
+    step_high, epsilon, sorted: ``step_low`` and ``step_high`` (:data:`STEP_GRID`) are the
+    lowest and the highest step the curve's runs hold (diverged runs included: a step
+    that diverged was tried), what :func:`step_edge` reads.
     """
     sigmas = tuple(sorted(runs["noise_multiplier"].unique())) if sigmas is None else sigmas
     finite = runs[np.isfinite(runs[value])]
@@ -65,6 +76,10 @@ def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
     grouped = finite.groupby(keys)[value]
     best = finite.loc[grouped.idxmax() if higher_is_better else grouped.idxmin()]
     best = best.rename(columns={"step": "best_step"})[keys + [value, "best_step", "epsilon"]]
+    curve = [k for k in keys if k != "iteration"]
+    grid = runs.groupby(curve, as_index=False)["step"].agg(step_low="min", step_high="max")
+    best = best.merge(grid, on=curve, how="left")[
+        keys + [value, "best_step", *STEP_GRID, "epsilon"]]
     local = best["alpha_q"] == 0
     if best.loc[local, "noise_multiplier"].nunique() == 1:
         best = pd.concat([best[~local], *(best[local].assign(noise_multiplier=s) for s in sigmas)],
@@ -73,13 +88,91 @@ def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
 
 
 def mean_over_seeds(curves: pd.DataFrame) -> pd.DataFrame:
-    """The curves averaged over seeds (what the figures draw); unchanged without seeds."""
+    """The curves averaged over seeds (what the figures draw); unchanged without seeds.
+    The best step is the median over seeds, the grid of steps the widest the seeds hold."""
     if "seed" not in curves.columns:
         return curves
-    values = [c for c in curves.columns if c not in CURVE_KEYS + ["seed", "best_step"]]
-    mean = curves.groupby(CURVE_KEYS, as_index=False)[values].mean()
-    step = curves.groupby(CURVE_KEYS, as_index=False)["best_step"].median()
+    steps = ["best_step", *(c for c in STEP_GRID if c in curves.columns)]
+    values = [c for c in curves.columns if c not in CURVE_KEYS + ["seed", *steps]]
+    grouped = curves.groupby(CURVE_KEYS, as_index=False)
+    mean = grouped[values].mean()
+    step = grouped.agg(**{"best_step": ("best_step", "median"),
+                          **{c: (c, "min" if c == "step_low" else "max")
+                             for c in steps[1:]}})
     return mean.merge(step, on=CURVE_KEYS)[[c for c in curves.columns if c != "seed"]]
+
+
+@dataclass(frozen=True)
+class StepEdge:
+    """Where the best step size of one curve lies in the grid of steps its runs hold, at
+    one iteration: ``best`` is the median over seeds of each seed's best step (as
+    :func:`mean_over_seeds`), ``low`` and ``high`` the ends of the grid. Both ends are open:
+    the step size has no natural bound inside any grid here, so a better step may lie
+    beyond a best step on either end."""
+
+    best: float
+    low: float
+    high: float
+    iteration: int
+
+    @property
+    def end(self) -> str:
+        """``"lowest"``, ``"highest"``, ``"lowest and highest"`` (a grid of one step), or
+        ``""`` where the best step lies inside the grid."""
+        ends = [name for name, on in (("lowest", self.best <= self.low),
+                                      ("highest", self.best >= self.high)) if on]
+        return " and ".join(ends)
+
+    def grid(self) -> str:
+        """The grid by its ends, ``0.2 ... 1.8`` (one step: that step)."""
+        return f"{self.low:g}" if self.low == self.high else f"{self.low:g} ... {self.high:g}"
+
+    def describe(self) -> str:
+        """``best step 1.8 is the highest of the grid 0.2 ... 1.8, an open end``, or ``""``
+        where the best step lies inside the grid."""
+        if not self.end:
+            return ""
+        return f"best step {self.best:g} is the {self.end} of the grid {self.grid()}, an open end"
+
+
+def _check_step_grid(curves: pd.DataFrame) -> None:
+    missing = [c for c in STEP_GRID if c not in curves.columns]
+    if missing:
+        raise ValueError(f"the curves lack the grid of step sizes their best step is taken "
+                         f"over (columns {missing}); build them with best_over_steps")
+
+
+def step_edge(curves: pd.DataFrame, sigma: float, alpha_q: float,
+              iteration: int | None = None) -> StepEdge | None:
+    """Where the best step of the curve (sigma, alpha*Q) of ``curves`` (of one clipping
+    norm, built by :func:`best_over_steps`) lies in its grid at ``iteration`` (None: the
+    last): :class:`StepEdge`, or None where the curves do not hold it there."""
+    _check_step_grid(curves)
+    iteration = int(curves["iteration"].max()) if iteration is None else int(iteration)
+    sel = curves[(curves["noise_multiplier"] == sigma) & (curves["alpha_q"] == alpha_q)
+                 & (curves["iteration"] == iteration)]
+    if sel.empty:
+        return None
+    return StepEdge(float(sel["best_step"].median()), float(sel["step_low"].min()),
+                    float(sel["step_high"].max()), iteration)
+
+
+def step_edges(curves: pd.DataFrame, iteration: int | None = None) -> pd.DataFrame:
+    """Every curve of ``curves`` (:func:`best_over_steps`) at ``iteration`` (None: the
+    last): one row per (clip, noise_multiplier, alpha_q) with its best step (the median
+    over seeds), the ends of its grid and ``end``, which end of the grid the best step is
+    on (:attr:`StepEdge.end`; empty inside)."""
+    _check_step_grid(curves)
+    iteration = int(curves["iteration"].max()) if iteration is None else int(iteration)
+    rows = []
+    keys = ["clip", "noise_multiplier", "alpha_q"]
+    for (clip, sigma, alpha_q), sel in curves[curves["iteration"] == iteration].groupby(keys):
+        edge = StepEdge(float(sel["best_step"].median()), float(sel["step_low"].min()),
+                        float(sel["step_high"].max()), iteration)
+        rows.append({"clip": clip, "noise_multiplier": sigma, "alpha_q": alpha_q,
+                     "iteration": iteration, "best_step": edge.best, "step_low": edge.low,
+                     "step_high": edge.high, "end": edge.end})
+    return pd.DataFrame(rows, columns=keys + ["iteration", "best_step", *STEP_GRID, "end"])
 
 
 def seeds_of(curves: pd.DataFrame) -> list[int]:
@@ -384,6 +477,85 @@ def figure2_tradeoffs(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame
         SYNTHETIC_TRADEOFF: tradeoff(ends[SYNTHETIC_TRADEOFF], "excess_risk",
                                      higher_is_better=False),
     }
+
+
+def plotted_step_edges(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame,
+                       curves_1d: pd.DataFrame, setup: PpsgdSetup,
+                       curves_1d_small: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Where the best step of every curve the chapter's figures draw lies in its grid, at
+    the last iteration of each figure (:func:`step_edges`): Figure 1a at the plots'
+    clipping norm and at the largest of the runs, Figures 1c and 1d on their panels, and
+    Figure 1d's small-step runs where there are any; the levels of personalization the
+    figures draw. Columns figure, then those of :func:`step_edges`."""
+    parts = []
+
+    def add(figure: str, curves: pd.DataFrame | None, sigmas: Sequence[float],
+            alphas: Sequence[float]) -> None:
+        if curves is None or curves.empty:
+            return
+        edges = step_edges(curves)
+        edges = edges[edges["noise_multiplier"].isin(sigmas) & edges["alpha_q"].isin(alphas)]
+        parts.append(edges.assign(figure=figure))
+
+    synthetic_sigmas = sorted(curves_1a["noise_multiplier"].unique())
+    add("1a", at_figure_clip(curves_1a), synthetic_sigmas, SYNTHETIC_FIGURE_ALPHA_Q)
+    loose = float(curves_1a["clip"].max())
+    if loose != FIGURE_CLIP:
+        add(f"1a at C={loose:g} (not in the paper)", curves_1a[curves_1a["clip"] == loose],
+            synthetic_sigmas, SYNTHETIC_FIGURE_ALPHA_Q)
+    add("1c", curves_1c, setup.linear.panel_sigmas, EMNIST_FIGURE_ALPHA_Q)
+    add("1d", curves_1d, setup.cnn.panel_sigmas, EMNIST_FIGURE_ALPHA_Q)
+    add("1d, small steps", curves_1d_small, SMALL_STEPS_SIGMAS, EMNIST_FIGURE_ALPHA_Q)
+    columns = ["figure", "clip", "noise_multiplier", "alpha_q", "iteration", "best_step",
+               *STEP_GRID, "end"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)[columns]
+
+
+def _grid_text(low: float, high: float) -> str:
+    return StepEdge(low, low, high, 0).grid()
+
+
+def step_edge_table(edges: pd.DataFrame) -> pd.DataFrame:
+    """:func:`plotted_step_edges` as the chapter shows it: one row per figure and noise
+    level, one column per level of personalization, each cell the best step with the end
+    of the grid it is on where it is on one (``1.8 (highest)``); the column ``grid`` gives
+    the grid of the row's curves (a curve whose grid differs from the row's is named)."""
+    alphas = sorted(edges["alpha_q"].unique())
+    rows = []
+    for (figure, sigma), row in edges.groupby(["figure", "noise_multiplier"], sort=False):
+        grids = row.apply(lambda r: _grid_text(r["step_low"], r["step_high"]), axis=1)
+        common = grids.mode().iloc[0]
+        others = [f"alpha*Q={_fmt_alpha(a)}: {g}" for a, g in zip(row["alpha_q"], grids,
+                                                                    strict=True) if g != common]
+        cells = {f"alpha*Q={_fmt_alpha(a)}": "" for a in alphas}
+        for r in row.itertuples():
+            cells[f"alpha*Q={_fmt_alpha(r.alpha_q)}"] = (
+                f"{r.best_step:g}" + (f" ({r.end})" if r.end else ""))
+        rows.append({"figure": figure, "sigma": f"{sigma:g}",
+                     "iteration": int(row["iteration"].iloc[0]),
+                     "grid": "; ".join([common, *others]), **cells})
+    return pd.DataFrame(rows).set_index(["figure", "sigma"])
+
+
+def step_edge_summary(edges: pd.DataFrame) -> str:
+    """How many curves of :func:`plotted_step_edges` end with their best step on an end of
+    their grid, in one sentence (Markdown, every number read from ``edges``)."""
+    total = len(edges)
+    low = int(edges["end"].str.contains("lowest").sum())
+    high = int(edges["end"].str.contains("highest").sum())
+    on = int((edges["end"] != "").sum())
+    both = int((edges["end"] == "lowest and highest").sum())
+    split = f"{low} on the lowest step, {high} on the highest" + (
+        f", {both} of them on a grid of one step" if both else "")
+    counted = (f"{on} of the {total} curves the figures draw have their best step on an end "
+               f"of their grid ({split})" if on else
+               f"none of the {total} curves the figures draw has its best step on an end of "
+               "its grid")
+    return (f"At the last iteration of each figure, {counted}. Neither end bounds the step "
+            "size, and no grid was extended beyond them: what that would cost is not "
+            "computed here.")
 
 
 def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFrame

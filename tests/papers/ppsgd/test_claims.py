@@ -25,18 +25,26 @@ PANELS = (0.0, 1000.0)
 SEEDS = (0, 1, 2)
 
 
-def _seeded(shape: dict, sigmas=PANELS, seeds=SEEDS, t=T300) -> pd.DataFrame:
+STEPS = {0.05: 2.0, 0.1: 1.0, 0.2: 3.0}
+"""A grid of step sizes, each with the factor on the risk of its runs: the best step,
+0.1, lies inside the grid."""
+
+
+def _seeded(shape: dict, sigmas=PANELS, seeds=SEEDS, t=T300, steps=None) -> pd.DataFrame:
     """Best-over-steps curves per seed: ``shape`` (alpha -> values or sigma -> values),
-    each seed scaled by a factor within 1% of one."""
+    each seed scaled by a factor within 1% of one, the best of the runs at the step sizes
+    of ``steps`` (step -> factor on the risk; default :data:`STEPS`)."""
     rows = []
     for seed in seeds:
         factor = math.exp(0.01 * (seed - 1))
         for sigma in sigmas:
             for alpha_q, risk in shape.items():
                 values = risk(sigma) if callable(risk) else risk
+                grid = STEPS if steps is None else steps(sigma, alpha_q)
                 rows += [{"clip": 1.0, "noise_multiplier": sigma, "alpha_q": alpha_q,
-                          "iteration": i, "excess_risk": v * factor, "epsilon": 0.0,
-                          "step": 0.1, "seed": seed}
+                          "iteration": i, "excess_risk": v * factor * worse, "epsilon": 0.0,
+                          "step": step, "seed": seed}
+                         for step, worse in grid.items()
                          for i, v in zip(t, values, strict=True)]
     return readouts.best_over_steps(pd.DataFrame(rows))
 
@@ -222,7 +230,10 @@ def test_best_over_steps_takes_the_pointwise_minimum_and_ignores_divergence() ->
     assert list(best["excess_risk"]) == [3.0, 1.0]
     assert list(best["best_step"]) == [0.5, 0.1]
     assert list(best.columns) == ["clip", "noise_multiplier", "alpha_q", "iteration",
-                                  "excess_risk", "best_step", "epsilon"]
+                                  "excess_risk", "best_step", "step_low", "step_high",
+                                  "epsilon"]
+    # The grid is every step the runs hold: one that diverged was tried.
+    assert list(best["step_low"]) == [0.1, 0.1] and list(best["step_high"]) == [0.9, 0.9]
 
 
 def test_best_over_steps_keeps_local_curves_run_at_every_noise_level() -> None:
@@ -311,7 +322,7 @@ def _end(values: dict[tuple[float, float], float], seeds=SEEDS, spread=0.002
     """Final accuracies per (sigma, alpha), each seed shifted by ``spread`` times -1, 0, 1."""
     return pd.DataFrame([
         {"clip": 1.0, "noise_multiplier": s, "alpha_q": a, "iteration": 10, "best_step": 0.1,
-         "accuracy": v + spread * (seed - 1), "seed": seed,
+         "step_low": 0.05, "step_high": 0.2, "accuracy": v + spread * (seed - 1), "seed": seed,
          "epsilon": 0.0 if a == 0 else (INF if s == 0 else 1.0 / s)}
         for (s, a), v in values.items() for seed in seeds
     ])
@@ -764,3 +775,211 @@ def test_claims_of_several_comparisons_close_with_what_the_metric_resolves() -> 
         claims.accuracy_resolution(2500))
     assert figure2["fig2-synthetic-envelope-dominates"].evidence.endswith(
         claims.RISK_RESOLUTION)
+
+
+# --- the open-edge rule on the step size ----------------------------------------------------
+
+
+GRID = (0.05, 0.1, 0.2)
+"""The step sizes of the constructed runs below."""
+
+
+def _stepped(best: dict[tuple[float, float], tuple[float, float]], seeds=SEEDS,
+             grid=GRID) -> pd.DataFrame:
+    """Best-over-steps final accuracies per seed from runs at every step of ``grid``:
+    (sigma, alpha) -> (accuracy, the step that reaches it); every other step ends 0.05
+    lower, each seed shifted by 0.002 times -1, 0, 1."""
+    rows = []
+    for (sigma, alpha), (accuracy, at) in best.items():
+        eps = 0.0 if alpha == 0 else (INF if sigma == 0 else 1.0 / sigma)
+        rows += [{"clip": 1.0, "noise_multiplier": sigma, "alpha_q": alpha, "step": step,
+                  "iteration": 10, "seed": seed, "epsilon": eps,
+                  "accuracy": accuracy + 0.002 * (seed - 1) - (0.0 if step == at else 0.05)}
+                 for seed in seeds for step in grid]
+    return readouts.best_over_steps(pd.DataFrame(rows), "accuracy", higher_is_better=True)
+
+
+def _linear(steps: dict[tuple[float, float], float] | None = None,
+            accuracy: dict[tuple[float, float], float] | None = None) -> dict:
+    """Figure 1c's claims on constructed runs: without noise global learning far ahead of
+    local learning; at sigma = 3 the small levels ahead of global learning. ``steps``:
+    the best step of a curve (default 0.1, inside the grid); ``accuracy``: a curve's
+    final accuracy, replacing the default."""
+    finals = {(0, 0): 0.3, (0, 0.1): 0.6, (0, 1): 0.7, (0, INF): 0.8,
+              (3, 0.1): 0.5, (3, 1): 0.55, (3, INF): 0.4, **(accuracy or {})}
+    curves = _stepped({k: (v, (steps or {}).get(k, 0.1)) for k, v in finals.items()})
+    return {c.claim_id: c for c in claims.figure1_claims(curves, "linear", (0, 3), "quick")}
+
+
+def test_a_best_step_inside_its_grid_leaves_the_verdicts_as_they_were() -> None:
+    found = _linear()
+    assert {k: c.status for k, c in found.items()} == {
+        "fig1c-local-poor": "HOLDS", "fig1c-small-alpha-small-eps": "HOLDS"}
+    assert all("open end" not in c.evidence for c in found.values())
+    curves = _stepped({(0, 0): (0.3, 0.1), (0, INF): (0.8, 0.1)})
+    assert readouts.step_edge(curves, 0.0, 0.0).end == ""
+
+
+def test_the_better_arm_on_an_edge_leaves_a_holds_standing() -> None:
+    # Global learning, which the claim says is better, is best at the largest step: a
+    # larger one could only widen its lead.
+    found = _linear(steps={(0, INF): 0.2})
+    assert found["fig1c-local-poor"].status == "HOLDS"
+    assert "open end" not in found["fig1c-local-poor"].evidence
+    end = readouts.final(_stepped({(0, INF): (0.8, 0.2)}))
+    assert readouts.step_edge(end, 0.0, INF).end == "highest"
+
+
+def test_the_worse_arm_on_an_edge_makes_a_holds_not_testable() -> None:
+    # Local learning, which the claim says is worse, is best at the smallest step: a
+    # smaller one could undo global learning's lead.
+    claim = _linear(steps={(0, 0): 0.05})["fig1c-local-poor"]
+    assert claim.status == "NOT-TESTABLE"
+    assert claim.evidence.startswith(
+        "alpha*Q=0 at sigma=0, t=10: best step 0.05 is the lowest of the grid 0.05 ... 0.2, "
+        "an open end: a step beyond it could undo the claim; on this grid: HOLDS (claim "
+        "alpha*Q=inf - alpha*Q=0")
+    # The same in the synthetic figure: global learning, which a finite level beats at the
+    # end, is best at the largest step in every panel, so that claim is not testable in
+    # any of them; early, global learning is the better arm, and its lead stands.
+    edge = _seeded(LIKE_PAPER, steps=lambda sigma, alpha: (
+        {0.05: 3.0, 0.1: 2.0, 0.2: 1.0} if alpha == INF else STEPS))
+    statuses = _statuses(claims.figure1a_claims(edge, "quick", risk0=500.0))
+    assert statuses["fig1a-smaller-alpha-later"] == "NOT-TESTABLE"
+    assert statuses["fig1a-global-fastest-early"] == "HOLDS"
+    assert statuses["fig1a-local-wins-large-noise"] == "INCONCLUSIVE"  # its part vs inf
+
+
+def test_the_better_arm_on_an_edge_makes_a_failure_not_testable() -> None:
+    # Global learning ahead at sigma = 3: the claim that a small level beats it fails.
+    ahead = {(3, INF): 0.9}
+    assert _linear(accuracy=ahead)["fig1c-small-alpha-small-eps"].status == "FAILS"
+    # Global learning, the worse arm of the claim, on an edge: the failure stands.
+    assert _linear(steps={(3, INF): 0.2}, accuracy=ahead)[
+        "fig1c-small-alpha-small-eps"].status == "FAILS"
+    # A small level, of the arm the claim says is better, on an edge: a larger step could
+    # make it overtake global learning (it need not be the best small level now).
+    claim = _linear(steps={(3, 0.1): 0.2}, accuracy=ahead)["fig1c-small-alpha-small-eps"]
+    assert claim.status == "NOT-TESTABLE"
+    assert ("alpha*Q=0.1 (a level of the best of 0 < alpha*Q <= 1) at sigma=3, t=10: best "
+            "step 0.2 is the highest of the grid 0.05 ... 0.2, an open end: a step beyond it "
+            "could make the claim hold; on this grid: FAILS") in claim.evidence
+    # Synthetic: every drawn level ties global learning early, and global learning is best
+    # at the largest step: a larger one could make it the fastest.
+    tie = {a: 100 / T300 + 3.0 for a in LIKE_PAPER}
+    edge = _seeded(tie, steps=lambda sigma, alpha: (
+        {0.05: 3.0, 0.1: 2.0, 0.2: 1.0} if alpha == INF else STEPS))
+    [early] = [c for c in claims.figure1a_claims(edge, "quick")
+               if c.claim_id == "fig1a-global-fastest-early"]
+    assert early.status == "NOT-TESTABLE"
+    assert ("vs 0: NOT-TESTABLE (alpha*Q=inf at sigma=0, t=10: best step 0.2 is the highest "
+            "of the grid 0.05 ... 0.2, an open end)") in early.evidence
+
+
+def test_edge_gated_reads_the_better_arm_against_a_failure_and_the_worse_against_a_holds(
+) -> None:
+    better, worse = "the better arm's reason, an open end: more", "the worse arm's, an open end"
+    holds, fails = claims.Verdict("HOLDS", "h"), claims.Verdict("FAILS", "f")
+    assert claims.edge_gated(holds, better) is holds
+    assert claims.edge_gated(fails, against=worse) is fails
+    gated = claims.edge_gated(holds, better, against=[worse, ""])
+    assert gated.status == "NOT-TESTABLE" and gated.evidence == f"{worse}; on this grid: HOLDS (h)"
+    both = claims.edge_gated(fails, [claims.level_edge("small", (0.1, 1.0), 0.1), better])
+    assert both.status == "NOT-TESTABLE" and both.evidence.endswith("on this grid: FAILS (f)")
+    assert both.brief == ("the best level alpha*Q=0.1 is the lowest of the levels it is the "
+                          "best of, an open end; the better arm's reason, an open end")
+    for status in ("NOT-RUN", "NOT-TESTABLE"):
+        verdict = claims.Verdict(status, "e")
+        assert claims.edge_gated(verdict, better, against=worse) is verdict
+
+
+def test_the_step_edge_read_out_on_a_tiny_frame() -> None:
+    runs = pd.DataFrame([
+        {"clip": 1.0, "noise_multiplier": 0.0, "alpha_q": a, "step": step, "iteration": t,
+         "seed": seed, "epsilon": 0.0, "excess_risk": risk}
+        for a, seed, step, t, risk in [
+            # alpha*Q = 1: best at the largest step with both seeds at the end.
+            (1.0, 0, 0.1, 5, 1.0), (1.0, 0, 0.9, 5, 2.0), (1.0, 0, 0.5, 5, 3.0),
+            (1.0, 0, 0.1, 9, 3.0), (1.0, 0, 0.9, 9, 1.0), (1.0, 0, 0.5, 9, 2.0),
+            (1.0, 1, 0.1, 9, 3.0), (1.0, 1, 0.9, 9, 1.0), (1.0, 1, 0.5, 9, np.nan),
+            # alpha*Q = 3: the seeds' best steps 0.1 and 0.5, their median inside.
+            (3.0, 0, 0.1, 9, 1.0), (3.0, 0, 0.5, 9, 2.0), (3.0, 0, 0.9, 9, 3.0),
+            (3.0, 1, 0.1, 9, 2.0), (3.0, 1, 0.5, 9, 1.0), (3.0, 1, 0.9, 9, 3.0),
+            # alpha*Q = 0: one step.
+            (0.0, 0, 0.2, 9, 1.0), (0.0, 1, 0.2, 9, 1.0)]])
+    curves = readouts.best_over_steps(runs)
+    edge = readouts.step_edge(curves, 0.0, 1.0)
+    assert (edge.best, edge.low, edge.high, edge.iteration, edge.end) == (0.9, 0.1, 0.9, 9,
+                                                                          "highest")
+    assert edge.describe() == ("best step 0.9 is the highest of the grid 0.1 ... 0.9, an "
+                               "open end")
+    assert readouts.step_edge(curves, 0.0, 1.0, iteration=5).end == "lowest"
+    assert readouts.step_edge(curves, 0.0, 3.0).end == "" == readouts.step_edge(
+        curves, 0.0, 3.0).describe()
+    assert readouts.step_edge(curves, 0.0, 3.0).best == pytest.approx(0.3)
+    assert readouts.step_edge(curves, 0.0, 0.0).end == "lowest and highest"
+    assert readouts.step_edge(curves, 0.0, 0.0).grid() == "0.2"
+    assert readouts.step_edge(curves, 10.0, 1.0) is None
+    table = readouts.step_edges(curves)
+    assert list(table["alpha_q"]) == [0.0, 1.0, 3.0]
+    assert list(table["end"]) == ["lowest and highest", "highest", ""]
+    mean = readouts.mean_over_seeds(curves)
+    last = mean[(mean["iteration"] == 9) & (mean["alpha_q"] == 3.0)].iloc[0]
+    assert (last["best_step"], last["step_low"], last["step_high"]) == (
+        pytest.approx(0.3), 0.1, 0.9)
+    with pytest.raises(ValueError, match="build them with best_over_steps"):
+        readouts.step_edge(curves.drop(columns=["step_low"]), 0.0, 1.0)
+
+
+def test_the_chapter_shows_the_best_step_of_every_drawn_curve_and_counts_the_edges() -> None:
+    setup = experiment.tier("smoke")
+    synthetic = _seeded(LIKE_PAPER, steps=lambda sigma, alpha: (
+        {0.05: 3.0, 0.1: 2.0, 0.2: 1.0} if alpha == INF else STEPS))
+    emnist = _stepped({(s, a): (0.5, 0.05 if a == 0 else 0.1)
+                       for s in setup.linear.panel_sigmas for a in (0, 0.1, 1, 10, INF)})
+    edges = readouts.plotted_step_edges(synthetic, emnist, emnist, setup)
+    assert list(edges["figure"].unique()) == ["1a", "1c", "1d"]
+    assert len(edges) == 2 * 5 + 2 * 5 + 2 * 5  # panels x drawn levels
+    table = readouts.step_edge_table(edges)
+    assert table.loc[("1a", "0"), "alpha*Q=inf"] == "0.2 (highest)"
+    assert table.loc[("1a", "0"), "alpha*Q=1"] == "0.1"
+    assert table.loc[("1c", "3"), "alpha*Q=0"] == "0.05 (lowest)"
+    assert table.loc[("1c", "3"), "grid"] == "0.05 ... 0.2"
+    summary = readouts.step_edge_summary(edges)
+    assert summary.startswith("At the last iteration of each figure, 6 of the 30 curves the "
+                              "figures draw have their best step on an end of their grid "
+                              "(4 on the lowest step, 2 on the highest)")
+    assert "not computed here" in summary
+    inside = edges.assign(end="")
+    assert "none of the 30 curves" in readouts.step_edge_summary(inside)
+
+
+def final_of(curves: pd.DataFrame) -> pd.DataFrame:
+    """The last evaluation of every curve, per seed."""
+    return readouts.final(readouts.with_seed(curves))
+
+
+def test_arms_that_are_the_best_of_a_set_read_the_step_of_every_level_of_the_set() -> None:
+    # Figure 2: the envelope (alpha*Q = 0.3) clears the better extreme, global learning.
+    levels = {(1, 0): 0.5, (1, 0.3): 0.7, (1, 1): 0.65, (1, INF): 0.6}
+    inside = final_of(_stepped({k: (v, 0.1) for k, v in levels.items()}))
+    assert claims.envelope_improves(inside, "accuracy", True).status == "HOLDS"
+    # Local learning, the worse extreme, at the smallest step: a smaller one could make
+    # it the envelope.
+    local = final_of(_stepped({k: (v, 0.05 if k == (1, 0) else 0.1)
+                               for k, v in levels.items()}))
+    verdict = claims.envelope_improves(local, "accuracy", True)
+    assert verdict.status == "NOT-TESTABLE" and "alpha*Q=0 (an extreme)" in verdict.evidence
+    # Figure 1d: the best level below 10 ties the best of at least 10 (FAILS); where a
+    # level of at least 10 that is not the best of them has its best step on an edge, a
+    # larger step could make it clear the margin.
+    tie = {(s, a): v for s in (0, 3) for a, v in
+           ((0, 0.1), (0.1, 0.5), (1, 0.7), (10, 0.701), (INF, 0.69))}
+    found = {c.claim_id: c.status for c in claims.figure1_claims(
+        _stepped({k: (v, 0.1) for k, v in tie.items()}), "cnn", (0, 3), "quick")}
+    assert found["fig1d-large-alpha-low-privacy"] == "FAILS"
+    edge = _stepped({k: (v, 0.2 if k == (0, INF) else 0.1) for k, v in tie.items()})
+    found = {c.claim_id: c for c in claims.figure1_claims(edge, "cnn", (0, 3), "quick")}
+    claim = found["fig1d-large-alpha-low-privacy"]
+    assert claim.status == "NOT-TESTABLE"
+    assert claim.evidence.startswith("alpha*Q=inf (a level of the best of >= 10) at sigma=0")
