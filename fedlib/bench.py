@@ -52,6 +52,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
+
 
 def _best_time(fn: Callable[[], object], repeats: int) -> float:
     best = float("inf")
@@ -502,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="dpsgd: where the DP-SGD workloads run (cuda: the engine "
                         "against non-private training on the GPU)")
     parser.add_argument("--dpsgd-memory-worker", metavar="JSON", help=argparse.SUPPRESS)
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
     args = parser.parse_args(argv)
     if args.dpsgd_memory_worker:
         print(json.dumps(dpsgd_memory_worker(json.loads(args.dpsgd_memory_worker))))
@@ -525,4 +528,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_command(main))

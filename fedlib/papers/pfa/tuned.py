@@ -35,6 +35,7 @@ import pandas as pd
 from fedlib.papers.pfa import experiment, tuning
 from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS, _sweep_configs
 from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 
 BUDGET = TuningBudget(round_share=0.3, seeds=(100,), n_validation=5000)
@@ -468,6 +469,7 @@ def _main(argv: list[str] | None = None) -> int:
                         help="seeds to run at the tuned values (default: the tier's)")
     parser.add_argument("--list", action="store_true",
                         help="print each setting's progress from stored runs and exit")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
     args = parser.parse_args(argv)
     set_tier_label(args.tier)
     setup = PAPER_GRID.tier(args.tier)
@@ -498,4 +500,4 @@ def _main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(run_command(_main))
