@@ -252,6 +252,12 @@ def sweep(
     return pd.concat(tables, ignore_index=True)
 
 
+_PUBLISHED: dict[Any, Any] = {}
+"""The published store of each experiment folder this process's sweeps read: it keeps the
+runs it found while its files are unchanged, so that many sweeps over the same runs (a
+chapter's figures, a tuning search replayed) read and check each once."""
+
+
 def _published_runs(experiment: str, keys: list[str]
                     ) -> tuple[dict[str, pd.DataFrame], dict[str, str], str]:
     """The published runs of ``keys`` (checked), the damaged ones with why, and the
@@ -260,7 +266,10 @@ def _published_runs(experiment: str, keys: list[str]
         return {}, {}, ""
     from fedlib.runs.published import PublishedStore
 
-    published = PublishedStore(experiment)
+    folder = paths.published_dir() / experiment
+    published = _PUBLISHED.get(folder)
+    if published is None:
+        published = _PUBLISHED[folder] = PublishedStore(experiment)
     found, damaged = published.find(keys)
     return found, damaged, paths.shown(published.folder)
 

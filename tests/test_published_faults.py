@@ -706,3 +706,35 @@ def test_the_command_line_module_defines_nothing_it_handles() -> None:
     own = [name for name, value in namespace.items()
            if getattr(value, "__module__", None) == "a_second_copy"]
     assert own == []
+
+
+def test_sweeps_read_and_check_a_published_run_once_while_its_files_are_unchanged(
+        store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chapter's many sweeps over the same published runs read the table and check each
+    run once; a sweep's own edits of what it got never reach the next one; a new export
+    (the files replaced) is read again, and damage done since is seen."""
+    _published(store_root)
+    _empty_cache(tmp_path, monkeypatch)
+    reads = []
+    original = PublishedStore._read_table
+    monkeypatch.setattr(PublishedStore, "_read_table",
+                        lambda self, tier: reads.append(tier) or original(self, tier))
+    with run_cache.stored_only():
+        first = sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+        first.loc[:, "y"] = -1.0  # the caller's copy
+        again = sweep("toy", CONFIGS[:2], square_runner, workers=1, progress=False)
+    assert reads == ["paper"]
+    assert list(again["y"]) == [0, 1]
+    _computed([{"x": 7}])
+    export("toy", "paper")
+    reads.clear()
+    with run_cache.stored_only():
+        assert list(sweep("toy", [{"x": 7}, *CONFIGS[:1]], square_runner, workers=1,
+                          progress=False)["y"]) == [49, 0]
+    assert reads == ["paper"]
+    table = store_root / "toy" / "paper.parquet"
+    frame = pq.read_table(table).to_pandas()
+    frame.loc[frame.index[0], "y"] = 123.0  # damaged in place: same file, new content
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), table)
+    with run_cache.stored_only(), pytest.raises(MissingRunsError, match="damaged"):
+        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)

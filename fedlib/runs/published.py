@@ -517,6 +517,10 @@ class PublishedStore:
         self.folder = (root or paths.published_dir()) / experiment
         self._tables: dict[str, _TierTable | DamagedRunError] = {}
         self._lock: Any = None  # the open lock file while this store holds the lock
+        # What reading found, kept while the files read are unchanged (:meth:`_stamp`).
+        self._read_stamp: tuple[Any, ...] | None = None
+        self._read_runs: dict[str, dict[str, Any]] | None = None
+        self._found: dict[str, pd.DataFrame] = {}
 
     @property
     def manifest_path(self) -> Path:
@@ -579,9 +583,41 @@ class PublishedStore:
 
     def find(self, keys: Iterable[str]) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
         """The published runs among ``keys``, each checked against its digest, and the
-        damaged ones, each with what is wrong (the file, and why)."""
-        found, damaged = self._verified(keys, keep_rows=True)
-        return {key: rows for key, rows in found.items() if rows is not None}, damaged
+        damaged ones, each with what is wrong (the file, and why).
+
+        A run found is kept, with the manifest read, while the manifest and the tables
+        are the same files (:meth:`_stamp`): a chapter's many sweeps over the same runs
+        read and check each once. Each call returns copies."""
+        self._unchanged_or_forget()
+        keys = list(dict.fromkeys(keys))
+        rest = [key for key in keys if key not in self._found]
+        found, damaged = (self._verified(rest, keep_rows=True, manifest=None, cached=True)
+                          if rest else ({}, {}))
+        self._found.update({key: rows for key, rows in found.items() if rows is not None})
+        return ({key: self._found[key].copy() for key in keys if key in self._found},
+                damaged)
+
+    def _stamp(self) -> tuple[Any, ...]:
+        """What tells the files a read used from their next versions: the manifest's and
+        each tier table's inode, size and time of change (a write replaces a file whole,
+        so any write changes it)."""
+        stamp = []
+        for path in (self.manifest_path, *(self.table_path(t) for t in SCALES)):
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                stamp.append(None)
+                continue
+            stamp.append((stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+        return tuple(stamp)
+
+    def _unchanged_or_forget(self) -> None:
+        """Forget what reading found (and the tables read) when a file changed since."""
+        stamp = self._stamp()
+        if stamp != self._read_stamp:
+            self._read_stamp, self._read_runs = stamp, None
+            self._found.clear()
+            self._tables.clear()
 
     def damaged(self, manifest: dict[str, Any] | None = None) -> dict[str, str]:
         """The damaged published runs (table unreadable or digest mismatch), with why (of
@@ -590,13 +626,19 @@ class PublishedStore:
         return self._verified(manifest["runs"], keep_rows=False, manifest=manifest)[1]
 
     def _verified(self, keys: Iterable[str], keep_rows: bool,
-                  manifest: dict[str, Any] | None = None
+                  manifest: dict[str, Any] | None = None, cached: bool = False
                   ) -> tuple[dict[str, pd.DataFrame | None], dict[str, str]]:
         """The published runs among ``keys`` that match their digests (their rows, or
-        None without ``keep_rows``) and the damaged ones, with why."""
+        None without ``keep_rows``) and the damaged ones, with why (``cached``: the
+        manifest's entries as :meth:`find` last read them, while the files are the same)."""
         if manifest is None and not self.manifest_path.is_file():
             return {}, {}
-        published = self.runs(manifest)
+        if cached and manifest is None:
+            if self._read_runs is None:
+                self._read_runs = self.runs()
+            published = self._read_runs
+        else:
+            published = self.runs(manifest)
         wanted = [key for key in dict.fromkeys(keys) if key in published]
         found: dict[str, pd.DataFrame | None] = {}
         damaged: dict[str, str] = {
