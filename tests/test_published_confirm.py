@@ -22,20 +22,26 @@ from fedlib.sweeps import sweep
 CONFIGS = [{"x": x} for x in range(4)]
 
 
-@pytest.fixture
-def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _published_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, experiment: str,
+                     configs: list[dict], runner) -> Path:
+    """A published store holding ``experiment``'s paper-tier runs of ``configs``."""
     root = tmp_path / "published"
     monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
     monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
     run_cache.set_tier_label("paper")
     try:
-        sweep("toy", CONFIGS, square_runner, workers=1, progress=False)
+        sweep(experiment, configs, runner, workers=1, progress=False)
     finally:
         run_cache.set_tier_label("")
     monkeypatch.setattr(published, "commit_description", lambda: "c" * 40)
-    export("toy", "paper")
+    export(experiment, "paper")
     return root
+
+
+@pytest.fixture
+def store_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "calls.log"))
+    return _published_store(tmp_path, monkeypatch, "toy", CONFIGS, square_runner)
 
 
 def _edit_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,16 +270,7 @@ METHOD_CONFIGS = [{"x": x, "method": "common"} for x in range(12)] + [
 
 @pytest.fixture
 def methods_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "published"
-    monkeypatch.setenv("FEDLIB_PUBLISHED_DIR", str(root))
-    monkeypatch.setenv("FEDLIB_RESULTS_DIR", str(tmp_path / "cache"))
-    run_cache.set_tier_label("paper")
-    try:
-        sweep("methods", METHOD_CONFIGS, method_runner, workers=1, progress=False)
-    finally:
-        run_cache.set_tier_label("")
-    monkeypatch.setattr(published, "commit_description", lambda: "c" * 40)
-    export("methods", "paper")
+    root = _published_store(tmp_path, monkeypatch, "methods", METHOD_CONFIGS, method_runner)
     monkeypatch.setattr(published_confirm, "_gpu_here", lambda: False)
     return root
 
