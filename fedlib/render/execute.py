@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.render.notebook import check_parameters, parse_value, plain_parameters
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
 
 
 def partial_path(output: str | Path) -> Path:
@@ -162,9 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="use cached and published runs only (FEDLIB_COMPUTE=0); when some "
                         "are missing, write <claims_dir>/<paper>.missing saying so instead "
                         "of failing")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (by default one line says "
-                        "what is wrong)")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
     parser.add_argument("--page", choices=PAGES, default=None,
                         help="label the page as the one leading its chapter (lead: the paper "
                         "tier rendered beside the build's tier, its labels prefixed with the "
@@ -367,6 +366,4 @@ def label_tier_page(notebook: str | Path, scale: str, *, lead: bool = True,
 
 
 if __name__ == "__main__":
-    from fedlib.runs.errors import run_command
-
     raise SystemExit(run_command(main))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fedlib.paths import atomic_path
 from fedlib.render.anchors import chapter_labels, claim_anchor
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
 from fedlib.verdicts.claims import (
     CHAPTER_TITLES,
     COMPANION_CHAPTERS,
@@ -368,9 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path,
                         help="folder of the executed notebooks: claims older than their "
                         "notebook's last run are reported as stale")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (by default one line says "
-                        "what is wrong)")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
     parser.add_argument("--markdown", type=Path, help="write the scorecard page here")
     parser.add_argument("--not-drawn-page", action="store_true",
                         help="when the scorecard cannot be drawn, write a page saying why "
@@ -415,6 +414,4 @@ def _draw(folder: Path, runs: Path | None, markdown: Path | None) -> None:
 
 
 if __name__ == "__main__":
-    from fedlib.runs.errors import run_command
-
     raise SystemExit(run_command(main))

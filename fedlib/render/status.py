@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fedlib.runs.environment import environment_description
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
 from fedlib.runs.machine import machine_description
 
 PACKAGES = (
@@ -158,9 +159,7 @@ tables of a few columns each fit the page's width, where one of thirteen did not
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Write the environment/status page.")
     parser.add_argument("folder", type=Path, help="folder of executed notebooks")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error (by default one line says "
-                        "what is wrong)")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args(argv)
     args.output.write_text(status_markdown(args.folder))
@@ -168,6 +167,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from fedlib.runs.errors import run_command
-
     raise SystemExit(run_command(main))
