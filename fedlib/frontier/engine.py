@@ -60,12 +60,28 @@ class ClientData:
         ``(C, n_max)`` 1.0 for a real example, 0.0 for padding.
     counts
         ``(C,)`` real examples per client (float).
+    clients
+        For a part taken from a larger one (:meth:`take`): the indices of its clients
+        there; ``None`` for a whole part.
+    drawn
+        The ``(clients, n_max)`` shape Poisson batches are drawn at: the whole part's, so
+        that a part taken from it draws exactly the batches the whole would, and the
+        clients left out of a round cost nothing but their draw.
     """
 
     x: Tensor
     y: Tensor
     mask: Tensor
     counts: Tensor
+    clients: Tensor | None = None
+    drawn: tuple[int, int] | None = None
+
+    def take(self, clients: Tensor) -> ClientData:
+        """The part of the clients at indices ``clients`` (int64 ``(c,)``)."""
+        if self.clients is not None:
+            raise ValueError("take() needs a whole part; this one was taken already.")
+        return ClientData(self.x[clients], self.y[clients], self.mask[clients],
+                          self.counts[clients], clients, tuple(self.mask.shape))
 
     @classmethod
     def pad(cls, xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> ClientData:
@@ -88,11 +104,13 @@ class ClientData:
 
 class Generators:
     """The run's random streams, seeded from ``seed``: ``batches`` (example batches and
-    client participation) and ``noise`` (privacy noise only)."""
+    client participation) and ``noise`` (privacy noise only). ``stream`` 1 gives the
+    streams of a run's second phase (fine-tuning), independent of how many draws the
+    first made."""
 
-    def __init__(self, seed: int) -> None:
-        self.batches = torch.Generator().manual_seed(2 * seed)
-        self.noise = torch.Generator().manual_seed(2 * seed + 1)
+    def __init__(self, seed: int, stream: int = 0) -> None:
+        self.batches = torch.Generator().manual_seed(2 * seed + 1_000_003 * stream)
+        self.noise = torch.Generator().manual_seed(2 * seed + 1 + 1_000_003 * stream)
 
     def gaussian(self, shape: Sequence[int], std: float) -> Tensor:
         """``N(0, std^2)`` noise from the noise stream (zeros, and no draw, if std is 0)."""
@@ -105,7 +123,10 @@ def poisson_batch(data: ClientData, rate: float, gen: Generators) -> Tensor:
     """0/1 ``(C, n_max)``: each real example of each client taken with probability ``rate``."""
     if rate >= 1.0:
         return data.mask.clone()
-    draw = torch.rand(data.mask.shape, generator=gen.batches, dtype=DTYPE)
+    if data.clients is None:
+        draw = torch.rand(data.mask.shape, generator=gen.batches, dtype=DTYPE)
+    else:
+        draw = torch.rand(data.drawn, generator=gen.batches, dtype=DTYPE)[data.clients]
     return (draw < rate).to(DTYPE) * data.mask
 
 
@@ -119,10 +140,20 @@ def gradient_estimate(w: Tensor, data: ClientData, rate: float, gen: Generators,
     forward pass (an additive personal model); the gradient is the same for both.
     """
     batch = poisson_batch(data, rate, gen)
-    r = residuals(w if offset is None else w + offset, data.x, data.y)
-    total = clipped_gradient_sum(data.x, r, batch, clip)
-    total = total + gen.gaussian(total.shape, noise_std)
-    return total / (rate * data.counts)[:, None, None]
+    x, y = data.x, data.y
+    taken = int(batch.sum(dim=1).max()) if batch.numel() else 0
+    if taken < batch.shape[1]:
+        # Only the drawn examples enter the sum: gather them (a stable sort keeps their
+        # order) and leave the rest of the padded rows out of the arithmetic.
+        order = torch.argsort(-batch, dim=1, stable=True)[:, :taken]
+        batch = torch.gather(batch, 1, order)
+        x = torch.gather(x, 1, order.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+        y = torch.gather(y, 1, order)
+    r = residuals(w if offset is None else w + offset, x, y)
+    total = clipped_gradient_sum(x, r, batch, clip)
+    if noise_std != 0.0:
+        total += gen.gaussian(total.shape, noise_std)
+    return total.div_((rate * data.counts)[:, None, None])
 
 
 def local_sgd(w: Tensor, data: ClientData, steps: int, lr: float, rate: float, gen: Generators,
@@ -136,8 +167,8 @@ def local_sgd(w: Tensor, data: ClientData, steps: int, lr: float, rate: float, g
     for _ in range(steps):
         g = gradient_estimate(w, data, rate, gen, clip=clip, noise_std=noise_std)
         if extra is not None:
-            g = g + extra(w)
-        w = w - lr * g
+            g += extra(w)
+        w = torch.add(w, g, alpha=-lr)
     return w
 
 
@@ -154,23 +185,20 @@ def clip_updates(updates: Tensor, bound: float) -> Tensor:
     return updates * clip_factors(norms, bound).reshape(-1, *([1] * (updates.dim() - 1)))
 
 
-def aggregate(updates: Tensor, active: Tensor, client_rate: float, gen: Generators, *,
-              weights: Tensor | None = None, clip: float | None = None,
-              noise_std: float = 0.0) -> Tensor:
+def aggregate(updates: Tensor, weights: Tensor, client_rate: float, total_weight: float,
+              gen: Generators, *, clip: float | None = None, noise_std: float = 0.0) -> Tensor:
     """The server's fixed-denominator estimate of the weighted mean update.
 
-    ``(sum over active clients of w_i clip(update_i) + N(0, noise_std^2 I)) /
-    (client_rate * sum over all clients of w_i)``; plain weights 1 by default. With
-    every client active and no clip or noise it is the weighted mean.
+    ``(sum over the round's clients of w_i clip(update_i) + N(0, noise_std^2 I)) /
+    (client_rate * total_weight)``, ``updates`` ``(c, ...)`` and ``weights`` ``(c,)``
+    those of the clients present, ``total_weight`` the sum over all clients. With every
+    client present and no clip or noise it is the weighted mean.
     """
-    n = len(updates)
-    w = torch.ones(n, dtype=DTYPE) if weights is None else weights.to(DTYPE)
     if clip is not None:
         updates = clip_updates(updates, clip)
-    coefficient = w * active.to(DTYPE)
-    total = torch.einsum("c,c...->...", coefficient, updates)
+    total = torch.einsum("c,c...->...", weights.to(DTYPE), updates)
     total = total + gen.gaussian(total.shape, noise_std)
-    return total / (client_rate * w.sum())
+    return total / (client_rate * total_weight)
 
 
 def evaluate(w: Tensor, data: ClientData) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,12 @@ built from the project's data modules:
 * :func:`har_subjects`: the 30 volunteers of UCI HAR, one client each, the six
   activities as classes, on the 561 features rebuilt from the HAPT recordings;
 * :func:`femnist_writers`: the writers of LEAF's offline FEMNIST sample (digits);
-* :func:`mnist_shards`: MNIST dealt in label shards (McMahan et al. 2017).
+* :func:`mnist_shards`: MNIST dealt in label shards (McMahan et al. 2017);
+* :func:`mnist_users`: MNIST dealt to 1,200 users of 40 digits each, classes mixed by
+  Dirichlet proportions: the regime where user-level DP is deployed (many users, little
+  data each, a sampled cohort per round);
+* :func:`femnist_all_writers`: every writer of the FEMNIST sample with a handful of
+  digits, most of them too few to learn alone (where collaboration must help).
 
 Every client's examples are shuffled (seeded) and cut into train / validation / test
 by :data:`SPLIT`, each part holding at least one example. ``max_clients`` and
@@ -17,7 +22,7 @@ by :data:`SPLIT`, each part holding at least one example. ``max_clients`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,10 +32,13 @@ __all__ = [
     "FEDERATIONS",
     "SPLIT",
     "Federation",
+    "femnist_all_writers",
     "femnist_writers",
     "har_subjects",
     "load_federation",
     "mnist_shards",
+    "mixed_users",
+    "mnist_users",
     "split_clients",
 ]
 
@@ -239,10 +247,89 @@ def mnist_shards(*, n_clients: int = 50, shards_per_client: int = 2, seed: int =
     )
 
 
+def mixed_users(labels: np.ndarray, n_users: int, per_user: int, alpha: float, seed: int
+                ) -> list[np.ndarray]:
+    """``n_users`` disjoint sets of ``per_user`` example indices, each user's classes
+    mixed in proportions drawn from Dirichlet(``alpha``) (small ``alpha``: a few classes
+    each; large: all alike), drawn without replacement from the classes' shuffled pools
+    (a user whose proportions ask for more than a pool has left takes the rest from the
+    other classes, largest pools first)."""
+    n_users = check_count(n_users, "n_users", minimum=1)
+    per_user = check_count(per_user, "per_user", minimum=3)
+    if not alpha > 0:
+        raise ValueError(f"alpha must be > 0, got {alpha!r}.")
+    labels = np.asarray(labels, dtype=np.int64)
+    if n_users * per_user > len(labels):
+        raise ValueError(f"{n_users} users x {per_user} examples need {n_users * per_user} "
+                         f"examples; there are {len(labels)}: lower n_users or per_user.")
+    rng = np.random.default_rng(seed)
+    classes = np.unique(labels)
+    pools = [list(rng.permutation(np.flatnonzero(labels == c))) for c in classes]
+    users = []
+    for _ in range(n_users):
+        wanted = rng.multinomial(per_user, rng.dirichlet(np.full(len(classes), alpha)))
+        rows: list[int] = []
+        for c, count in enumerate(wanted):
+            take = min(int(count), len(pools[c]))
+            rows += pools[c][:take]
+            del pools[c][:take]
+        while len(rows) < per_user:
+            c = int(np.argmax([len(pool) for pool in pools]))
+            rows.append(pools[c].pop(0))
+        users.append(np.array(rows, dtype=np.int64))
+    return users
+
+
+def mnist_users(*, n_users: int = 1200, per_user: int = 40, alpha: float = 1.0,
+                seed: int = 0, max_clients: int | None = None,
+                max_examples: int | None = None) -> Federation:
+    """MNIST's training digits dealt to ``n_users`` users of ``per_user`` digits each,
+    every user's digit classes mixed by Dirichlet(``alpha``) proportions
+    (:func:`mixed_users`): with the defaults 1,200 users of 40 digits (24 to train, 8 to
+    validate, 8 to test), too few to learn ten classes alone, of classes in proportions of
+    their own.
+
+    Raises
+    ------
+    fedlib.data.errors.DatasetUnavailableError
+        If MNIST is neither cached nor in the offline mirror.
+    """
+    from fedlib.data.loaders import load_mnist
+
+    max_clients = _check_limit(max_clients, "max_clients", 1)
+    x, y = load_mnist("train")
+    users = mixed_users(y, n_users, per_user, alpha, seed)[:max_clients]
+    return split_clients(
+        "mnist-users", x, y, users, 10, seed=seed, max_examples=max_examples,
+        source=f"MNIST train, {n_users} users x {per_user} digits, classes mixed by "
+               f"Dirichlet({alpha:g})" + (f", first {len(users)} kept"
+                                          if len(users) < n_users else ""),
+    )
+
+
+def femnist_all_writers(*, seed: int = 0, min_examples: int = 10,
+                        max_clients: int | None = None, max_examples: int | None = None
+                        ) -> Federation:
+    """Every writer of the FEMNIST sample with at least ``min_examples`` digits (a
+    handful), one client each (:func:`femnist_writers` without its cut at 100 digits,
+    which drops the writers collaboration should help most).
+
+    Raises
+    ------
+    fedlib.data.errors.DatasetUnavailableError
+        If the sample is neither cached nor in the offline mirror.
+    """
+    federation = femnist_writers(seed=seed, min_examples=min_examples,
+                                 max_clients=max_clients, max_examples=max_examples)
+    return replace(federation, name="femnist-all-writers")
+
+
 FEDERATIONS: dict[str, Callable[..., Federation]] = {
     "har-subjects": har_subjects,
     "femnist-writers": femnist_writers,
     "mnist-shards": mnist_shards,
+    "mnist-users": mnist_users,
+    "femnist-all-writers": femnist_all_writers,
 }
 """Every loader by the name of the federation it builds."""
 

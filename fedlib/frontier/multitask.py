@@ -10,9 +10,9 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from fedlib.checks import check_count, check_positive
+from fedlib.checks import check_count, check_non_negative
 from fedlib.frontier.engine import Generators, participation
-from fedlib.frontier.interface import Method, Prepared, Schedule, Trained
+from fedlib.frontier.interface import STEP_SIZES, Axis, Method, Prepared, Schedule, Trained
 from fedlib.frontier.privacy import Calibration, PrivacyUnit
 
 __all__ = ["EIGENVALUE_FLOOR", "FederatedMultiTask", "MultiTaskParams", "relationship",
@@ -24,17 +24,19 @@ EIGENVALUE_FLOOR = 1e-7
 
 @dataclass(frozen=True)
 class MultiTaskParams(Schedule):
-    """``lam``: weight of the relationship regulariser ``lam/m tr(W Omega^-1 W^T)``;
-    ``omega_every``: rounds between updates of Omega (the paper's inner rounds K)."""
+    """``lam``: weight of the relationship regulariser ``lam/m tr(W Omega^-1 W^T)`` (0:
+    no coupling, every client trains alone: the local limit); ``omega_every``: rounds
+    between updates of Omega (the paper's inner rounds K)."""
 
     lam: float = 0.001
     omega_every: int = 5
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
-        {"lr": (0.3, 1.0, 3.0), "lam": (0.001, 0.01)})
+    GRID: ClassVar[Mapping[str, Axis]] = MappingProxyType(
+        {"lr": STEP_SIZES, "lam": Axis((0.0, 0.001, 0.01, 0.1), low=0.0)})
+    LOCAL_LIMIT: ClassVar[Mapping[str, float]] = MappingProxyType({"lam": 0.0})
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_positive(self.lam, "lam")
+        check_non_negative(self.lam, "lam")
         check_count(self.omega_every, "omega_every", minimum=1)
 
 
@@ -69,7 +71,8 @@ class FederatedMultiTask(Method):
     proximal step of the relationship regulariser (:func:`relationship_prox`, strength
     ``2 lr local_steps lam / m``), a forward-backward split of the same objective; every
     ``omega_every`` rounds Omega is recomputed in closed form (:func:`relationship`).
-    Everything the server computes is post-processing of the DP uploads.
+    Everything the server computes is post-processing of the DP uploads, so the SILO unit
+    is the EXAMPLE unit here: the client models are the server's.
     """
 
     name = "hu-mtl"
@@ -92,10 +95,12 @@ class FederatedMultiTask(Method):
         strength = 2.0 * hp.lr * hp.local_steps * hp.lam / m
         floats = 0
         for t in range(hp.rounds):
-            updates = self.local_updates(models, prepared.train, unit, calibration, hp, gen)
-            models = models + updates * active[t].to(models.dtype)[:, None, None]
-            models = relationship_prox(models, omega, strength)
+            rows, part = self.round_part(prepared.train, active[t])
+            updates = self.local_updates(models[rows], part, unit, calibration, hp, gen)
+            models = models.index_add(0, rows, updates)
+            if strength > 0:
+                models = relationship_prox(models, omega, strength)
             if (t + 1) % hp.omega_every == 0:
                 omega = relationship(models)
-            floats += int(active[t].sum()) * prepared.n_params
+            floats += len(rows) * prepared.n_params
         return Trained(models, self.exposure(unit, active, hp), floats)

@@ -13,24 +13,26 @@ import torch
 from torch import Tensor
 
 from fedlib.checks import check_non_negative, check_probability
+from fedlib.frontier import interface as fi
 from fedlib.frontier.engine import Generators, aggregate, clip_updates, participation
-from fedlib.frontier.interface import Method, Prepared, Schedule, Trained
 from fedlib.frontier.privacy import Calibration, PrivacyUnit
 
 __all__ = ["PADPFL", "PADPFLParams", "impact_factors", "noise_split"]
 
 
 @dataclass(frozen=True)
-class PADPFLParams(Schedule):
+class PADPFLParams(fi.GlobalSchedule):
     """``mu``: FedProx pull (the paper's 0.01); ``weight_power``: impact factors
     ``p_i ~ n_i ** weight_power`` (0: equal, 1: by size); ``client_noise_share``: share
-    of the aggregate's noise variance the clients add themselves (USER unit)."""
+    of the aggregate's noise variance the clients add themselves (USER unit); the shared
+    fine-tuning."""
 
     mu: float = 0.01
     weight_power: float = 1.0
     client_noise_share: float = 0.5
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
-        {"lr": (0.3, 1.0, 3.0), "weight_power": (0.0, 1.0)})
+    GRID: ClassVar[Mapping[str, fi.Axis]] = MappingProxyType(
+        {"lr": fi.STEP_SIZES, "weight_power": fi.Axis((0.0, 1.0), low=0.0, high=1.0),
+         "finetune_share": fi.FINETUNE})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -60,7 +62,7 @@ def noise_split(total_std: float, p: Tensor, active: Tensor, share: float
     return math.sqrt(c2), math.sqrt(max(0.0, total_std**2 - c2 * present))
 
 
-class PADPFL(Method):
+class PADPFL(fi.Method):
     """Impact-factor weighted federated averaging with FedProx local training, noise
     split between clients and server.
 
@@ -77,25 +79,28 @@ class PADPFL(Method):
       ``sigma max p update_clip``, is split: each client adds its share to its clipped
       update and the server tops up (:func:`noise_split`), so the total is exactly the
       calibrated Gaussian whoever takes part.
-    * EXAMPLE unit (the paper's example-level sensitivity): the FedProx local solver is
-      DP-SGD, so every upload is DP on its own; noise added by the server cannot protect
-      an upload from the server itself, so the server's share is 0 in this unit.
+    * EXAMPLE and SILO units (the paper's example-level sensitivity): the FedProx local
+      solver is DP-SGD, so every upload is DP on its own; noise added by the server cannot
+      protect an upload from the server itself, so the server's share is 0 in these units.
     """
 
     name = "padpfl"
     hparams_type = PADPFLParams
+    global_model = True
 
-    def train(self, prepared: Prepared, unit: PrivacyUnit, calibration: Calibration,
-              hp: PADPFLParams, gen: Generators, seed: int) -> Trained:
+    def train(self, prepared: fi.Prepared, unit: PrivacyUnit, calibration: Calibration,
+              hp: PADPFLParams, gen: Generators, seed: int) -> fi.Trained:
         n = prepared.n_clients
         p = torch.as_tensor(impact_factors(prepared.train.counts.numpy(), hp.weight_power))
         active = participation(n, hp.rounds, hp.client_rate, gen)
         user_dp = unit is PrivacyUnit.USER and calibration.private
         w = prepared.zeros()
         floats = 0
+        total_weight = float(p.sum())
         for t in range(hp.rounds):
             anchor = w
-            updates = self.local_updates(w, prepared.train, unit, calibration, hp, gen,
+            rows, part = self.round_part(prepared.train, active[t])
+            updates = self.local_updates(w, part, unit, calibration, hp, gen,
                                          extra=lambda x, a=anchor: hp.mu * (x - a))
             if user_dp:
                 total = calibration.noise_multiplier * hp.update_clip * float(p.max())
@@ -103,10 +108,10 @@ class PADPFL(Method):
                                                      hp.client_noise_share)
                 noisy = clip_updates(updates, hp.update_clip)
                 noisy = noisy + gen.gaussian(noisy.shape, client_std)
-                mean = aggregate(noisy, active[t], hp.client_rate, gen, weights=p,
+                mean = aggregate(noisy, p[rows], hp.client_rate, total_weight, gen,
                                  noise_std=server_std)
             else:
-                mean = aggregate(updates, active[t], hp.client_rate, gen, weights=p)
+                mean = aggregate(updates, p[rows], hp.client_rate, total_weight, gen)
             w = w + mean
-            floats += int(active[t].sum()) * prepared.n_params
-        return Trained(w.expand(n, *w.shape), self.exposure(unit, active, hp), floats)
+            floats += len(rows) * prepared.n_params
+        return fi.Trained(w.expand(n, *w.shape), self.exposure(unit, active, hp), floats)

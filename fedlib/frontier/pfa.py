@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from fedlib.checks import check_count, check_probability
+from fedlib.frontier import interface as fi
 from fedlib.frontier.engine import Generators, participation
-from fedlib.frontier.interface import Method, Prepared, Schedule, Trained
 from fedlib.frontier.privacy import Calibration, PrivacyUnit
 from fedlib.papers.pfa.aggregation import (
     Subspace,
@@ -25,14 +25,15 @@ __all__ = ["PFA", "PFAParams", "PFAPlus", "public_clients"]
 
 
 @dataclass(frozen=True)
-class PFAParams(Schedule):
+class PFAParams(fi.GlobalSchedule):
     """``k``: dimension of the public subspace; ``public_fraction``: share of clients
-    acting as public (the paper's top 10 %)."""
+    acting as public (the paper's top 10 %); the shared fine-tuning."""
 
     k: int = 1
     public_fraction: float = 0.1
-    GRID: ClassVar[Mapping[str, tuple]] = MappingProxyType(
-        {"lr": (0.3, 1.0, 3.0), "k": (1, 3)})
+    GRID: ClassVar[Mapping[str, fi.Axis]] = MappingProxyType(
+        {"lr": fi.STEP_SIZES, "k": fi.Axis((1, 3), low=1, integer=True),
+         "finetune_share": fi.FINETUNE})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -49,7 +50,7 @@ def public_clients(n_clients: int, fraction: float, seed: int) -> np.ndarray:
     return mask
 
 
-class PFA(Method):
+class PFA(fi.Method):
     """Projected federated averaging: the mean of the private clients' noisy updates is
     projected onto the top-k subspace of the public clients' updates
     (:func:`fedlib.papers.pfa.aggregation.projected_average`, reused).
@@ -58,7 +59,8 @@ class PFA(Method):
     uploads its noisy update to an untrusted server), kept here (EXAMPLE). Its public
     clients are the 10 % with the largest budgets; with one common target there is no
     budget to rank by, so a seeded random ``public_fraction`` of the clients (at least
-    one) act as public: they take part in every round, spend the same target as every
+    one) act as public: they take part in every round (in the SILO unit, their accounting
+    covers every round), spend the same target as every
     client (their updates are as noisy) and the epsilon weights of the paper's means are
     all equal. PFA's projection then acts only as a denoiser of the private mean through
     the public updates' subspace; the advantage the paper draws from heterogeneous
@@ -67,6 +69,7 @@ class PFA(Method):
 
     name = "pfa"
     hparams_type = PFAParams
+    global_model = True
     plus: ClassVar[bool] = False
     refusals = MappingProxyType({
         PrivacyUnit.USER: (
@@ -78,8 +81,8 @@ class PFA(Method):
             "example-level local DP per client: use PrivacyUnit.EXAMPLE)."),
     })
 
-    def train(self, prepared: Prepared, unit: PrivacyUnit, calibration: Calibration,
-              hp: PFAParams, gen: Generators, seed: int) -> Trained:
+    def train(self, prepared: fi.Prepared, unit: PrivacyUnit, calibration: Calibration,
+              hp: PFAParams, gen: Generators, seed: int) -> fi.Trained:
         n, p = prepared.n_clients, prepared.n_params
         public = torch.as_tensor(public_clients(n, hp.public_fraction, seed))
         active = participation(n, hp.rounds, hp.client_rate, gen) | public
@@ -90,22 +93,21 @@ class PFA(Method):
         previous: Subspace | None = None
         floats = 0
         for t in range(hp.rounds):
-            updates = self.local_updates(w, prepared.train, unit, calibration, hp, gen)
-            flat = updates.reshape(n, p)
-            act = active[t]
-            pub, priv = act & public, act & ~public
+            rows, part = self.round_part(prepared.train, active[t])
+            flat = self.local_updates(w, part, unit, calibration, hp, gen).reshape(len(rows), p)
+            pub = public[rows]
             subspace = public_subspace(flat[pub], k, generator=basis_gen)
             if self.plus and previous is not None:
-                coefficients = previous.coefficients(flat[priv])  # what a private client sends
-                mean = pfa_plus_average(flat[pub], coefficients, budgets[pub], budgets[priv],
-                                        previous)
-                floats += int(pub.sum()) * p + int(priv.sum()) * k
+                coefficients = previous.coefficients(flat[~pub])  # what a private client sends
+                mean = pfa_plus_average(flat[pub], coefficients, budgets[rows][pub],
+                                        budgets[rows][~pub], previous)
+                floats += int(pub.sum()) * p + int((~pub).sum()) * k
             else:
-                mean = projected_average(flat[act], budgets[act], public[act], subspace)
-                floats += int(act.sum()) * p
+                mean = projected_average(flat, budgets[rows], pub, subspace)
+                floats += len(rows) * p
             previous = subspace
             w = w + mean.reshape(w.shape)
-        return Trained(w.expand(n, *w.shape), self.exposure(unit, active, hp), floats)
+        return fi.Trained(w.expand(n, *w.shape), self.exposure(unit, active, hp), floats)
 
 
 class PFAPlus(PFA):

@@ -81,8 +81,7 @@ def run(name: str, federation: Federation, hp, seed: int) -> np.ndarray:
         models = local_steps([prep.zeros()] * c, data, hp.rounds * hp.local_steps, hp.lr,
                              hp.sample_rate, gen)
     elif name == "dp-fedavg-ft":
-        w = _fedavg(prep, hp, gen)
-        models = local_steps([w] * c, data, hp.finetune_steps, hp.lr, hp.sample_rate, gen)
+        models = [_fedavg(prep, hp, gen)] * c
     elif name == "padpfl":
         p = impact_factors(data.counts.numpy(), hp.weight_power)
         w = _fedavg(prep, hp, gen, pull=lambda m, a: hp.mu * (m - a), weights=p)
@@ -154,4 +153,23 @@ def run(name: str, federation: Federation, hp, seed: int) -> np.ndarray:
                 omega = root / np.trace(root)
     else:
         raise ValueError(f"no reference for {name!r}")
+    if hp.finetune_steps:  # a global model's fine-tuning: streams of its own
+        models = local_steps(models, data, hp.finetune_steps, hp.lr, hp.sample_rate,
+                             Generators(seed, stream=1))
+    return test_losses(models, prep.test)
+
+
+def alone(federation: Federation, hp, seed: int, draws_before: bool = False) -> np.ndarray:
+    """Per-client test losses of every client training alone for ``rounds x local_steps``
+    steps of the method's own batches: ``draws_before`` skips, each round, the
+    ``local_steps`` batch draws of an upload computed before the personal steps
+    (Ditto's order)."""
+    prep = Prepared.of(federation)
+    gen = Generators(seed)
+    models = [prep.zeros()] * prep.n_clients
+    for _ in range(hp.rounds):
+        if draws_before:
+            for _ in range(hp.local_steps):
+                poisson_batch(prep.train, hp.sample_rate, gen)
+        models = local_steps(models, prep.train, hp.local_steps, hp.lr, hp.sample_rate, gen)
     return test_losses(models, prep.test)

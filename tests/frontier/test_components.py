@@ -75,9 +75,27 @@ def test_server_estimate_clips_weights_and_divides_by_the_expected_count():
     clipped = clip_updates(updates, 1.0)
     torch.testing.assert_close(clipped[0], torch.tensor([0.6, 0.8], dtype=torch.float64))
     torch.testing.assert_close(clipped[1], updates[1])
-    active = torch.tensor([True, False, True])
-    mean = aggregate(updates, active, 0.5, Generators(0), clip=1.0)
+    rows = torch.tensor([0, 2])
+    ones = torch.ones(2, dtype=torch.float64)
+    mean = aggregate(updates[rows], ones, 0.5, 3.0, Generators(0), clip=1.0)
     torch.testing.assert_close(mean, (clipped[0] + clipped[2]) / (0.5 * 3))
+    weighted = aggregate(updates[rows], torch.tensor([2.0, 1.0], dtype=torch.float64), 0.5,
+                         4.0, Generators(0))
+    torch.testing.assert_close(weighted, (2 * updates[0] + updates[2]) / (0.5 * 4))
+
+
+def test_a_taken_part_draws_the_batches_the_whole_part_would():
+    from fedlib.frontier.engine import ClientData, poisson_batch
+
+    rng = np.random.default_rng(0)
+    data = ClientData.pad([rng.normal(size=(n, 3)) for n in (4, 6, 5)],
+                          [rng.integers(0, 2, size=n) for n in (4, 6, 5)])
+    whole = poisson_batch(data, 0.5, Generators(7))
+    rows = torch.tensor([0, 2])
+    part = poisson_batch(data.take(rows), 0.5, Generators(7))
+    torch.testing.assert_close(part, whole[rows])
+    with pytest.raises(ValueError, match="taken already"):
+        data.take(rows).take(rows)
 
 
 def test_public_clients_are_a_seeded_fraction_with_at_least_one():

@@ -12,19 +12,20 @@ from conftest import require_datasets
 
 from fedlib.frontier import experiment as fx
 from fedlib.frontier.figures import run_cpu_seconds
-from fedlib.frontier.interface import GRID_SIZE, TuneResult
+from fedlib.frontier.interface import TuneResult
 from fedlib.frontier.methods import METHODS, method
 from fedlib.frontier.privacy import BudgetExceededError, PrivacyUnit
 from fedlib.runs.cache import ResultStore
 from fedlib.runs.keys import run_key
 
-EXAMPLE_ONLY = {"pfa", "pfa+", "hu-mtl"}
-USER_ONLY = {"ppsgd"}
+NOT_USER = {"pfa", "pfa+", "hu-mtl"}
+NOT_EXAMPLE = {"ppsgd"}
 
 
 def test_methods_in_each_unit_are_those_that_admit_it():
-    assert set(fx.methods_in("example")) == {m.name for m in METHODS} - USER_ONLY
-    assert set(fx.methods_in("user")) == {m.name for m in METHODS} - EXAMPLE_ONLY
+    assert set(fx.methods_in("example")) == {m.name for m in METHODS} - NOT_EXAMPLE
+    assert set(fx.methods_in("user")) == {m.name for m in METHODS} - NOT_USER
+    assert set(fx.methods_in("silo")) == {m.name for m in METHODS}
     assert fx.methods_in(PrivacyUnit.USER) == fx.methods_in("user")
 
 
@@ -34,32 +35,38 @@ def test_every_config_is_a_method_in_a_unit_it_admits_and_every_run_differs(scal
     configs = fx.configs(setup, seed=4)
     for config in configs:
         assert PrivacyUnit(config["unit"]) in method(config["method"]).units
-        assert config["seed"] in range(4, 4 + setup.seeds)
-        assert config["delta"] == fx.DELTA
+        assert config["seeds"] == list(range(4, 4 + setup.seeds))
+        assert config["stage"] == "choose" and config["delta"] == fx.DELTA
     keys = {json.dumps(c, sort_keys=True) for c in configs}
     assert len(keys) == len(configs)
-    per_seed = sum(len(s.epsilons) for s in setup.slices) * (
-        len(fx.methods_in("example")) + len(fx.methods_in("user")))
-    assert len(configs) == setup.seeds * per_seed
+    cells = sum(len(s.epsilons) for s in setup.slices) * sum(
+        len(fx.methods_in(u)) for u in setup.units)
+    assert len(configs) == cells
+    testing = fx.run_seeds(setup, 4, "test")
+    assert set(testing).isdisjoint(fx.run_seeds(setup, 4)) and len(testing) == setup.seeds
 
 
-def test_the_quick_tier_spans_the_targets_the_chapter_compares():
-    setup = fx.tier("quick")
-    har = setup.slice("har-subjects")
-    finite = [e for e in har.epsilons if e is not None]
-    assert len(finite) >= 5 and min(finite) >= 0.5 and max(finite) <= 8
-    assert None in har.epsilons
-    assert setup.seeds >= 3 and set(setup.units) == {"example", "user"}
-    assert len(fx.methods_in("example")) >= 6
-    assert setup.datasets == ("har-subjects", "femnist-writers", "mnist-shards")
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_the_tiers_span_the_targets_federations_and_units_the_chapter_compares(scale):
+    setup = fx.tier(scale)
     for part in setup.slices:
-        assert None in part.epsilons and any(e is not None for e in part.epsilons)
+        finite = [e for e in part.epsilons if e is not None]
+        assert len(finite) >= 5 and None in part.epsilons
+    assert setup.seeds >= 3 and set(setup.units) == {"example", "user", "silo"}
+    assert len(fx.methods_in("example")) >= 6
+    assert setup.datasets == ("har-subjects", "femnist-writers", "mnist-shards",
+                              "mnist-users", "femnist-all-writers")
+    many = setup.slice("mnist-users")
+    assert many.rounds >= 100 and 0.05 <= many.client_rate <= 0.1
+    assert dict(many.options).get("max_clients") is None
+    if scale == "paper":
+        assert dict(many.options).get("n_users", 1200) >= 1000  # the deployed regime
 
 
 def test_configs_keep_the_datasets_asked_for_and_refuse_an_unknown_one():
     setup = fx.tier("smoke")
-    assert {c["dataset"] for c in fx.configs(setup, 0, datasets=["mnist-shards"])} == {
-        "mnist-shards"}
+    assert {c["dataset"] for c in fx.configs(setup, 0, datasets=["mnist-users"])} == {
+        "mnist-users"}
     with pytest.raises(ValueError, match="no 'cifar'"):
         fx.configs(setup, 0, datasets=["cifar"])
 
@@ -71,7 +78,7 @@ def test_worst_decile_is_the_mean_of_the_worst_tenth_of_clients():
 
 
 TINY = fx.FrontierSetup(slices=(fx.Slice("synthetic", (), (2.0, None), 2, 1),), seeds=1,
-                        units=("example", "user"))
+                        units=("example", "user", "silo"))
 
 
 @pytest.fixture
@@ -88,13 +95,21 @@ def _all_configs():
 def test_a_run_through_the_sweep_is_cached_and_a_second_call_computes_nothing(
         synthetic, monkeypatch):
     first = fx.run(TINY, 0, workers=1, progress=False)
-    assert len(first) == len(_all_configs())
+    assert len(first) == 2 * len(_all_configs())  # each choosing run has its testing run
+    assert set(first["stage"]) == {"choose", "test"}
     private = first[np.isfinite(first["epsilon"])]
     assert (private["spent_epsilon_max"] <= private["epsilon"]).all()
-    federated = private[private["method"] != "local"]
-    assert (federated["spent_epsilon_max"] > 0.9 * federated["epsilon"]).all()
-    assert (first.loc[first["method"] == "local", "spent_epsilon_max"] == 0).all()
-    assert (first["configs_tried"] == GRID_SIZE).all()
+    spending = private[(private["method"] != "local") | (private["unit"] == "silo")]
+    assert (spending["spent_epsilon_max"] > 0.9 * spending["epsilon"]).all()
+    free = first[(first["method"] == "local") & (first["unit"] != "silo")]
+    assert (free["spent_epsilon_max"] == 0).all()
+    chosen = first[first["stage"] == "choose"]
+    assert (chosen["configs_tried"] >= [len(method(m).grid()) for m in chosen["method"]]).all()
+    tested = first[first["stage"] == "test"].set_index(["unit", "method", "epsilon"])
+    for _, row in chosen.iterrows():
+        twin = tested.loc[(row["unit"], row["method"], row["epsilon"])]
+        assert twin["hparams"] == row["hparams"]  # one choosing seed: its choice is tested
+        assert twin["configs_tried"] == 1 and twin["seed"] != row["seed"]
     for _, row in first.iterrows():
         clients = [float(v) for v in row["client_test_accuracy"].split(",")]
         assert len(clients) == synthetic.n_clients
@@ -135,7 +150,7 @@ def test_an_interrupted_sweep_resumes_with_the_runs_it_lacks(synthetic, monkeypa
 
     monkeypatch.setattr(fx, "tune", counting)
     fx.run(TINY, 0, workers=1, progress=False)
-    assert calls == [configs[3]["method"]]
+    assert calls == [configs[3]["method"]]  # the testing runs, their choice unchanged, neither
     assert store.has(keys[3])
 
 
@@ -165,8 +180,32 @@ def test_the_smoke_tier_runs_on_the_real_federations():
     require_datasets("hapt")
     setup = fx.FrontierSetup(slices=(fx.tier("smoke").slice("har-subjects"),), seeds=1)
     runs = fx.run(setup, 0, workers=1, progress=False)
-    assert len(runs) == len(fx.configs(setup, 0))
+    assert len(runs) == 2 * len(fx.configs(setup, 0))
     assert set(runs["n_clients"]) == {5}
     private = runs[np.isfinite(runs["epsilon"])]
     assert (private["spent_epsilon_max"] <= private["epsilon"]).all()
     assert ((runs["test_accuracy"] >= 0) & (runs["test_accuracy"] <= 1)).all()
+
+
+def test_tuning_over_seeds_chooses_by_the_mean_and_the_testing_runs_take_the_choice(
+        synthetic):
+    from fedlib.frontier.privacy import Target
+
+    m = method("dp-ditto")
+    result = fx.tune(m, (synthetic, synthetic), PrivacyUnit.USER, Target(2.0), (0, 1),
+                     rounds=2, local_steps=1)
+    assert [o.seed for o in result.outcomes] == [0, 1]
+    for hp, score in result.scores[:3]:
+        each = [m.fit(synthetic, PrivacyUnit.USER, Target(2.0), hp, s).mean_val_accuracy
+                for s in (0, 1)]
+        assert score == pytest.approx(np.mean(each))
+    assert dict(result.scores)[result.best] == max(dict(result.scores).values())
+    setup = fx.FrontierSetup(slices=(fx.Slice("synthetic", (), (2.0,), 2, 1),), seeds=2,
+                             units=("user",))
+    runs = fx.run(setup, 0, workers=1, progress=False)
+    chosen = runs[(runs["stage"] == "choose") & (runs["method"] == "dp-ditto")]
+    assert sorted(chosen["seed"]) == [0, 1] and chosen["hparams"].nunique() == 1
+    tested = runs[(runs["stage"] == "test") & (runs["method"] == "dp-ditto")]
+    assert sorted(tested["seed"]) == [2, 3]
+    assert set(tested["hparams"]) == set(chosen["hparams"])
+    assert set(tested["open_edges"]) == set(chosen["open_edges"])

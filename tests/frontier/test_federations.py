@@ -1,4 +1,4 @@
-"""The three federations on real data (skipped, saying why, without the mirror), and the
+"""The five federations on real data (skipped, saying why, without the mirror), and the
 per-client split."""
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ from conftest import require_datasets
 from fedlib.frontier.federations import (
     SPLIT,
     Federation,
+    femnist_all_writers,
     femnist_writers,
     har_subjects,
     load_federation,
+    mixed_users,
     mnist_shards,
+    mnist_users,
     split_clients,
 )
 
@@ -120,3 +123,36 @@ def test_har_subjects_are_the_thirty_volunteers(mirror_env):
     assert (fed.sizes() + fed.sizes("val") + fed.sizes("test")).tolist() == [60] * 30
     assert all(_disjoint(fed, i) for i in range(30))
     assert har_subjects(seed=0, max_clients=3, max_examples=60).n_clients == 3
+
+
+def test_mixed_users_are_disjoint_of_their_size_and_mix_classes_by_alpha():
+    labels = np.repeat(np.arange(10), 200)
+    users = mixed_users(labels, 40, 30, 1.0, seed=3)
+    rows = np.concatenate(users)
+    assert len(users) == 40 and all(len(u) == 30 for u in users)
+    assert len(np.unique(rows)) == len(rows)  # no example dealt twice
+    few = mixed_users(labels, 40, 30, 0.05, seed=3)
+    many = mixed_users(labels, 40, 30, 100.0, seed=3)
+    distinct = [np.mean([len(np.unique(labels[u])) for u in users]) for users in (few, many)]
+    assert distinct[0] < 3 < 8 < distinct[1]  # a small alpha gives a few classes each
+    np.testing.assert_array_equal(np.concatenate(mixed_users(labels, 40, 30, 1.0, seed=3)), rows)
+    with pytest.raises(ValueError, match="need 2400 examples"):
+        mixed_users(labels, 80, 30, 1.0, seed=0)
+
+
+def test_mnist_users_are_many_with_little_data_each():
+    require_datasets("mnist")
+    fed = mnist_users(n_users=1200, seed=0)
+    assert fed.name == "mnist-users" and fed.n_clients == 1200
+    assert set(fed.sizes("train")) == {24} and set(fed.sizes("test")) == {8}
+    assert "1200 users x 40 digits" in fed.source
+
+
+def test_every_femnist_writer_with_a_handful_of_digits_is_a_client():
+    require_datasets("femnist-digits")
+    every = femnist_all_writers(seed=0)
+    cut = femnist_writers(seed=0)
+    total = every.sizes("train") + every.sizes("val") + every.sizes("test")
+    assert every.name == "femnist-all-writers" and total.min() >= 10
+    assert every.n_clients > 1.5 * cut.n_clients  # the writers below 100 digits are in
+    assert (total < 100).mean() > 0.3
