@@ -50,6 +50,10 @@ def _finding_id(dataset: str, unit: str, where: str) -> str:
 FEDERATED = "federated-"
 """Prefix of the findings that rank the federated methods only (local training left out)."""
 
+UNIT_PHRASES = {"example": "example-level DP", "user": "user-level DP",
+                "silo": "example-level DP of everything, personal models too"}
+"""How a finding names its privacy unit."""
+
 
 def _resolution(runs: pd.DataFrame) -> float:
     """How far one test example of the smallest client moves the mean client accuracy."""
@@ -103,7 +107,8 @@ def findings(runs: pd.DataFrame, scale: str) -> list[Claim]:
             edges = f"; open grid edges: {row['open edges']}" if row["open edges"] else ""
             sheet.judged(
                 _finding_id(dataset, unit, where), verdict,
-                f"{name}, {unit}-level DP, {at}: {leader} has the highest mean client test "
+                f"{name}, {UNIT_PHRASES.get(unit, unit)}, {at}: {leader} has the highest mean "
+                f"client test "
                 f"accuracy {of}, ahead of {runner} by more than {MARGIN:g}",
                 origin="companion",
                 context=f"{name}, {unit} unit, {at}; leader chosen on {choosing} seeds, "
