@@ -19,8 +19,9 @@
 # federations, with the same softmax (multinomial logistic regression) model, tuned the
 # same way, at the same privacy targets calibrated by the same accountant, and compares
 # them: mean client test accuracy against $\varepsilon$, the accuracy of the worst tenth
-# of the clients, the bytes each round sends upstream and the CPU time of a fit. None of the papers makes a claim about this comparison: its
-# results are findings of the companion.
+# of the clients, the bytes each round sends upstream and the CPU time of a fit. None of
+# the papers makes a claim about this comparison: its results are findings of the
+# companion.
 
 # %% tags=["parameters"]
 scale = "quick"  # smoke (seconds) | quick (hours of one core) | paper (many hours)
