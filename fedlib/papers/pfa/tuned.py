@@ -272,6 +272,18 @@ TUNED_REPEATS = {"smoke": 2, "quick": 3, "paper": 5}
 """Seeds of each tier's runs at the tuned values (the paper averages five repeats)."""
 
 
+FEWEST_SEEDS = 3
+"""The fewest seeds at the tuned values a setting is read over (the tier's own number
+where it has fewer): a setting whose five paper-tier seeds cost more than the work's
+budget is read over three, and the page says so; one or two seeds decide nothing."""
+
+
+def fewest_seeds(repeats: int) -> int:
+    """The seeds a setting needs at the tuned values to be read: :data:`FEWEST_SEEDS`, or
+    the tier's ``repeats`` where that is fewer."""
+    return min(FEWEST_SEEDS, repeats)
+
+
 UNTUNED = (f"untuned: the paper tuned the learning rate over {list(LR_AXIS.values)} and, for "
            f"PFA and PFA+, k over {list(K_AXIS.values)} for every method; an arm marked "
            "untuned ran at the chapter's fixed values instead, which decides nothing")
@@ -381,6 +393,7 @@ class TunedRuns:
             return "The tier has no setting of Figures 3, 4 and 8 to tune."
         tuned = [n for n, d in self.tunings.items() if d.complete and not d.untuned()]
         run = [n for n in tuned if len(self.seeds(n)) >= self.repeats]
+        fewer: list[str] = []
         runs = sum(len(d.table) for d in self.tunings.values())
         parts = [f"{len(tuned)} of the tier's {len(self.tunings)} settings are tuned "
                  f"({runs} tuning runs read), {len(run)} of them run at the choice over "
@@ -396,11 +409,16 @@ class TunedRuns:
             elif reasons:
                 parts.append(f"{name}: " + "; ".join(f"{experiment.LABELS[a]} {why}"
                                                      for a, why in reasons.items()))
+            elif len(self.seeds(name)) >= fewest_seeds(self.repeats):
+                fewer.append(f"{name} over seeds "
+                             f"{', '.join(map(str, self.seeds(name)))}")
             else:
-                parts.append(f"{name}: {self.left_out.get(name, 'not run at the choice')} "
-                             f"({len(self.seeds(name))} of {self.repeats} seeds)")
-        return parts[0] + (". Not yet read as the paper ran it: " + "; ".join(parts[1:])
-                           if len(parts) > 1 else "") + "."
+                parts.append(f"{name}: {self.left_out.get(name, 'not run at the choice')}")
+        return (parts[0] + (". Not yet read as the paper ran it: " + "; ".join(parts[1:])
+                            if len(parts) > 1 else "")
+                + (". Read over fewer than the tier's seeds (the rest cost more than this "
+                   "work could spend; each figure's evidence gives its n): " + "; ".join(fewer)
+                   if fewer else "") + ".")
 
 
 
@@ -419,18 +437,27 @@ def tuned_runs(scale: str, seed: int, setup: experiment.PfaSetup, *,
         tunings[where.name] = done
         if not done.complete:
             continue
-        missing = []
+        missing, mine = [], []
         for offset in range(repeats):
             one = replace(setup, repeats=offset + 1)
             planned = [c for c in tuned_configs(done, seed, one)
                        if c["seed"] == seed + offset]
             try:
-                frames.append(_sweep(planned, workers, progress))
+                mine.append(_sweep(planned, workers, progress))
             except MissingRunsError:
                 missing.append(seed + offset)
-        if missing:
-            left_out[where.name] = (f"its runs at the tuned values are not all computed "
-                                    f"(seeds {', '.join(map(str, missing))} missing)")
+        if not missing:
+            frames += mine
+            continue
+        have = repeats - len(missing)
+        left_out[where.name] = (f"its runs at the tuned values are computed for {have} of "
+                                f"the tier's {repeats} seeds (seeds "
+                                f"{', '.join(map(str, missing))} missing)")
+        if have >= fewest_seeds(repeats):
+            frames += mine
+        else:
+            left_out[where.name] += (f"; a setting is read over at least "
+                                     f"{fewest_seeds(repeats)} seeds")
     runs = pd.concat([f for f in frames if len(f)], ignore_index=True) if frames else \
         pd.DataFrame()
     return TunedRuns(tunings, runs, repeats, left_out)

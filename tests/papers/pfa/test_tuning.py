@@ -86,3 +86,37 @@ def test_an_unfinished_search_read_from_the_store_is_untuned(synthetic, monkeypa
     assert tuned.tuned_configs(nothing, 0, setup) == []
     with pytest.raises(ValueError, match="unknown tuning setting"):
         tuned.setting("mnist-cnn-everything")
+
+
+@pytest.mark.parametrize("stored, read", [(5, 5), (3, 3), (2, 0)])
+def test_a_setting_is_read_over_three_seeds_at_least(synthetic, monkeypatch, stored, read):
+    setup = pfa.tier("smoke", n_clients=10, rounds=4, local_steps=2)
+    where = tuned.Setting("test", "mnist", "logr", "iid", "uniform", ("fig4",))
+    monkeypatch.setattr(tuned, "TUNED_AGGREGATORS", ("fedavg",))
+    monkeypatch.setattr(tuned, "BUDGET", tuned.TuningBudget(0.5, (100,), 300, 2))
+    monkeypatch.setitem(tuned.TUNED_REPEATS, "smoke", 5)
+    monkeypatch.setattr(tuned, "tier_settings", lambda setup, scale: [where])
+    done = tuned.tune(where, 0, setup=setup, workers=1)
+
+    def sweep(planned, workers, progress):
+        if any(c["seed"] >= stored for c in planned):
+            raise tuned.MissingRunsError("not stored")
+        return pd.DataFrame([{**c, "round": 4, "accuracy": 0.5} for c in planned])
+
+    monkeypatch.setattr(tuned, "tune", lambda *a, **k: done)
+    monkeypatch.setattr(tuned, "_sweep", sweep)
+    protocol = tuned.tuned_runs("smoke", 0, setup)
+    assert protocol.seeds("test") == list(range(read))
+    summary = protocol.summary()
+    if read == 5:
+        assert "Not yet read" not in summary and "fewer than" not in summary
+    elif read == 3:  # read, and the page says over which seeds
+        assert "test over seeds 0, 1, 2" in summary
+        assert "3 of the tier's 5 seeds (seeds 3, 4 missing)" in protocol.left_out["test"]
+    else:  # two seeds decide nothing: the arm stays untuned, saying why
+        assert "read over at least 3 seeds" in summary
+        runs = pd.DataFrame([{"figure": "fig4", "dataset": "mnist", "model": "logr",
+                              "partition": "iid", "distribution": "uniform",
+                              "aggregator": "fedavg", "projection": "public", "lr": 0.1,
+                              "k": 1, "seed": 0}])
+        assert "read over at least 3 seeds" in protocol.apply(runs)["untuned"].iloc[0]
