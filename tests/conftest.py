@@ -26,6 +26,16 @@ a file's tests on one worker), these two first: each build is made once, on a wo
 its own, while the other files share the rest of the time."""
 
 
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""What a worker of a parallel run sets to 1 before numpy and torch load (and what the
+processes a test starts inherit): ``make test`` starts a worker a core, and a thread pool
+a core in each worker would put twice as many threads as cores to wait on each other. A
+test that needs a number of threads sets it (a published run is computed again with the
+threads it recorded)."""
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.update(dict.fromkeys(ONE_THREAD, "1"))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the files of the whole-book builds first; refuse a test elsewhere that reads
