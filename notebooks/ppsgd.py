@@ -56,7 +56,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from fedlib.papers.ppsgd import claims, experiment, figures, notes, readouts
+from fedlib.papers.ppsgd import claims, experiment, extension, figures, notes, readouts
 from fedlib.papers.ppsgd.paper_tier import (
     PAPER_GRID,
     REPEAT_CUT,
@@ -109,8 +109,10 @@ setup = PAPER_GRID.tier(scale)
 # `quick` tier over its upper seven steps (0.2 to 1.8): at $C=1$ the four smaller
 # steps are the best only for global learning at $\sigma=1000$ in the first five
 # iterations (checked on the authors' instance for the plotted personalization levels
-# and this tier's noise levels), while at $C=100$ they sometimes are, so the quick
-# tier's $C=100$ figure below can only be pessimistic. The grid of this build:
+# and this tier's noise levels), while at $C=100$ they sometimes are. A curve whose
+# best step lies on an end of its grid has the grid extended beyond that end
+# ({ref}`ppsgd-step-extensions`), which at the quick tier's lower end runs the paper
+# tier's steps 0.1 and 0.05. The grid of this build, before its extensions:
 
 # %%
 display(readouts.synthetic_grid_table(setup, scale, seed, synthetic_instance))
@@ -132,6 +134,9 @@ display(Markdown(PAPER_GRID.describe() + f"\n- {SETTINGS_CUT}\n\nThis build runs
 # %%
 runs_1a = run_repeats(setup, seed, scale, figure="1a", device=device,
                       instance=synthetic_instance, **chapter.sweep_args)
+extended_1a = extension.extend_figure(runs_1a, setup, seed, scale, "1a", device=device,
+                                      instance=synthetic_instance, **chapter.sweep_args)
+runs_1a = extended_1a.runs
 curves_1a = readouts.best_over_steps(runs_1a)
 glue_figure("ppsgd_fig1a", figures.figure_1a(curves_1a))
 
@@ -312,6 +317,9 @@ display(readouts.emnist_grid_table(setup, seed))
 # %%
 runs_1c = run_repeats(setup, seed, scale, figure="1c", device=device, source=emnist_source,
                       **chapter.sweep_args)
+extended_1c = extension.extend_figure(runs_1c, setup, seed, scale, "1c", device=device,
+                                      source=emnist_source, **chapter.sweep_args)
+runs_1c = extended_1c.runs
 curves_1c = readouts.best_over_steps(runs_1c, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1c", figures.figure_1c(curves_1c, setup.linear.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1c, "linear", setup.linear.panel_sigmas, scale,
@@ -343,6 +351,9 @@ display(Markdown(claims.figure1c_note(runs_1c, curves_1c, setup, emnist_data.n_u
 # %%
 runs_1d = run_repeats(setup, seed, scale, figure="1d", device=device, source=emnist_source,
                       **chapter.sweep_args)
+extended_1d = extension.extend_figure(runs_1d, setup, seed, scale, "1d", device=device,
+                                      source=emnist_source, **chapter.sweep_args)
+runs_1d = extended_1d.runs
 curves_1d = readouts.best_over_steps(runs_1d, "accuracy", higher_is_better=True)
 glue_figure("ppsgd_fig1d", figures.figure_1d(curves_1d, setup.cnn.panel_sigmas))
 show_claims(claims.figure1_claims(curves_1d, "cnn", setup.cnn.panel_sigmas, scale,
@@ -377,7 +388,10 @@ display(Markdown(claims.figure1d_note(runs_1d, setup)))
 # %%
 runs_1d_small, small_left_out = run_small_steps(setup, seed, scale, device=device,
                                                 source=emnist_source, **chapter.sweep_args)
-curves_1d_small = readouts.small_steps_curves(runs_1d_small, runs_1d)
+extended_1d_small = extension.extend_small_steps(runs_1d_small, setup, seed, scale,
+                                                 device=device, source=emnist_source,
+                                                 **chapter.sweep_args)
+curves_1d_small = readouts.small_steps_curves(extended_1d_small.runs, runs_1d)
 glue_figure_of_parts("ppsgd_fig1d_small", [SMALL_STEPS_PART], small_left_out,
                      lambda: figures.figure_1d(curves_1d_small, SMALL_STEPS_SIGMAS))
 show_claims(claims.small_steps_claims(curves_1d_small, scale, small_left_out,
@@ -536,20 +550,58 @@ chapter.write_claims(all_claims)
 # ends), it is not testable, since a level beyond could make it hold.
 #
 # The step size is read the same way. Every curve is the best over a grid of step sizes
-# (the paper's construction), and neither end of such a grid bounds the step size. Where
-# the arm a claim says is worse has its best step (the median over seeds, at the iteration
-# the claim reads) on an end of its grid, a HOLDS is not testable: a step beyond could undo
-# it. Where the arm it says is better does (for an arm that is the best of a set of levels,
-# any level of the set), a verdict that does not hold is not testable: a step beyond could
-# make it hold. Either way the evidence names the curve, its best step and its grid, and
-# keeps the verdict on this grid. Where each curve the figures draw has its best step at
-# the last iteration:
+# (the paper's construction), and neither end of such a grid bounds the step size, so a
+# grid whose best step sits on an end is extended first ({ref}`ppsgd-step-extensions`).
+# Where the arm a claim says is worse still has its best step (the median over seeds, at
+# the iteration the claim reads) on an end of its grid, a HOLDS is not testable: a step
+# beyond could undo it. Where the arm it says is better does (for an arm that is the best
+# of a set of levels, any level of the set), a verdict that does not hold is not testable:
+# a step beyond could make it hold. Either way the evidence names the curve, its best step
+# and its grid (and how far the grid was extended beyond that end), and keeps the verdict
+# on this grid. Where each curve the figures draw has its best step at the last iteration,
+# over its grid as extended:
 
 # %%
 plotted_steps = readouts.plotted_step_edges(curves_1a, curves_1c, curves_1d, setup,
                                             curves_1d_small)
 display(readouts.step_edge_table(plotted_steps))
 display(Markdown(readouts.step_edge_summary(plotted_steps)))
+
+# %% [markdown]
+# (ppsgd-step-extensions)=
+# ### Extending the grid of step sizes
+#
+# Where a curve the figures draw (Figure 2 draws every noise and personalization level of
+# Figures 1a and 1c) has its best step on an end of its grid at an iteration the chapter
+# reads (Figure 1a: $T/30$, $T/2$, 200 and $T$; EMNIST: the end of training), the next step
+# beyond that end is run for that curve alone: all its seeds, every other setting of its
+# runs unchanged. While the best step is the new end, the next one is run, at most
+# two steps beyond an end. The steps continue the grid's
+# spacing: along the 1-2-5 ladder where the grid lies on it (EMNIST: 0.01 is followed by
+# 0.02 and 0.05), else by a factor of 2 (synthetic: 1.8 by 3.6 and 7.2, 0.2 by 0.1 and
+# 0.05, the paper tier's own steps). The best step and the curve are then read over the
+# extended grid, in the figures and in the claims. A curve still on an end after its
+# extensions stays not testable where a claim reads it there, its evidence saying that the
+# extensions ran out. The curves extended, and where their best step lies after:
+
+# %%
+extended_parts = {"1a": extended_1a, "1c": extended_1c, "1d": extended_1d,
+                  "1d, small steps": extended_1d_small}
+display(extension.extension_table(extended_parts))
+display(Markdown(extension.extension_summary(extended_parts)))
+
+# %% [markdown]
+# The CNN's extensions (Figure 1d) are read from stored runs only: a CNN run of the
+# paper tier's 20 epochs takes more than a CPU-minute. Where they are not stored the
+# curves keep the grid they were run on and the claims that read them stay not testable;
+# what the extensions would take:
+
+# %%
+unextended = extension.unextended_note({
+    "Figure 1d": (extended_1d, runs_1d, setup.cnn.experiment),
+    "Figure 1d, small steps": (extended_1d_small, runs_1d_small, setup.cnn.experiment)})
+display(Markdown(unextended or "Every extension the CNN's curves call for is stored and read "
+                 "above."))
 
 # %%
 display(Markdown(claims.margins_note(test_digits)))
@@ -604,6 +656,9 @@ chapter.compare_tiers(all_claims, notes.TIER_NOTES)
 #   ($\sigma=1000$ after 300 iterations: $\varepsilon=0.075$ against $0.046$). fedlib's
 #   `opacus-rdp` accountant gives theirs exactly.
 # - Step size and $\alpha$ are tuned without privacy accounting, as in the paper.
+# - Where a curve's best step lies on an end of the step-size grid, the grid is extended
+#   beyond that end for that curve (at most two steps, {ref}`ppsgd-step-extensions`); the
+#   paper's curves are the best over its grid alone. The CNN's extensions are not run.
 # - EMNIST offline: the LEAF 5% sample (about 250 writers with at least 100 digits,
 #   split 90/10 per writer with a seed) instead of 1,000 writers of TFF's files with
 #   TFF's split; the sampling rate $Q/N$ is therefore about 4 times larger.

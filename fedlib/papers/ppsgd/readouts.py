@@ -55,6 +55,20 @@ STEP_GRID = ["step_low", "step_high"]
 the lowest and the highest step its runs hold."""
 
 
+EXTENDED = "extended"
+"""The column of runs that marks those run beyond an end of their curve's grid of step sizes
+(:mod:`fedlib.papers.ppsgd.extension`; False for the runs of the grid itself)."""
+
+
+STEP_EXTENSION = ["base_low", "base_high", "beyond_low", "beyond_high"]
+"""The columns of a curve whose runs carry :data:`EXTENDED`: the lowest and the highest step
+of its grid before any extension, and how many steps were run beyond each of those ends."""
+
+
+EXTENSIONS_PER_END = 2
+"""The most steps an extension runs beyond one end of a curve's grid of step sizes."""
+
+
 def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
                     higher_is_better: bool = False,
                     sigmas: tuple[float, ...] | None = None) -> pd.DataFrame:
@@ -78,8 +92,12 @@ def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
     best = best.rename(columns={"step": "best_step"})[keys + [value, "best_step", "epsilon"]]
     curve = [k for k in keys if k != "iteration"]
     grid = runs.groupby(curve, as_index=False)["step"].agg(step_low="min", step_high="max")
+    extension = []
+    if EXTENDED in runs.columns:
+        grid = grid.merge(_extension_of_grids(runs, curve), on=curve, how="left")
+        extension = STEP_EXTENSION
     best = best.merge(grid, on=curve, how="left")[
-        keys + [value, "best_step", *STEP_GRID, "epsilon"]]
+        keys + [value, "best_step", *STEP_GRID, *extension, "epsilon"]]
     local = best["alpha_q"] == 0
     if best.loc[local, "noise_multiplier"].nunique() == 1:
         best = pd.concat([best[~local], *(best[local].assign(noise_multiplier=s) for s in sigmas)],
@@ -87,17 +105,32 @@ def best_over_steps(runs: pd.DataFrame, value: str = "excess_risk", *,
     return best.sort_values(keys).reset_index(drop=True)
 
 
+def _extension_of_grids(runs: pd.DataFrame, curve: list[str]) -> pd.DataFrame:
+    """Per curve (the ``curve`` columns) of ``runs``, which carry :data:`EXTENDED`: the ends
+    of its grid before any extension and how many steps it holds beyond each
+    (:data:`STEP_EXTENSION`)."""
+    extended = runs[EXTENDED].fillna(False).astype(bool)
+    base = runs[~extended].groupby(curve, as_index=False)["step"].agg(base_low="min",
+                                                                       base_high="max")
+    steps = runs[curve + ["step"]].drop_duplicates().merge(base, on=curve, how="left")
+    beyond = steps.assign(beyond_low=steps["step"] < steps["base_low"],
+                          beyond_high=steps["step"] > steps["base_high"])
+    counts = beyond.groupby(curve, as_index=False)[["beyond_low", "beyond_high"]].sum()
+    return base.merge(counts, on=curve, how="left")
+
+
 def mean_over_seeds(curves: pd.DataFrame) -> pd.DataFrame:
     """The curves averaged over seeds (what the figures draw); unchanged without seeds.
-    The best step is the median over seeds, the grid of steps the widest the seeds hold."""
+    The best step is the median over seeds, the grid of steps the widest the seeds hold
+    (and the most steps they hold beyond an end of it)."""
     if "seed" not in curves.columns:
         return curves
-    steps = ["best_step", *(c for c in STEP_GRID if c in curves.columns)]
+    steps = ["best_step", *(c for c in STEP_GRID + STEP_EXTENSION if c in curves.columns)]
     values = [c for c in curves.columns if c not in CURVE_KEYS + ["seed", *steps]]
     grouped = curves.groupby(CURVE_KEYS, as_index=False)
     mean = grouped[values].mean()
     step = grouped.agg(**{"best_step": ("best_step", "median"),
-                          **{c: (c, "min" if c == "step_low" else "max")
+                          **{c: (c, "min" if c in ("step_low", "base_low") else "max")
                              for c in steps[1:]}})
     return mean.merge(step, on=CURVE_KEYS)[[c for c in curves.columns if c != "seed"]]
 
@@ -108,12 +141,18 @@ class StepEdge:
     one iteration: ``best`` is the median over seeds of each seed's best step (as
     :func:`mean_over_seeds`), ``low`` and ``high`` the ends of the grid. Both ends are open:
     the step size has no natural bound inside any grid here, so a better step may lie
-    beyond a best step on either end."""
+    beyond a best step on either end. Where the grid was extended beyond an end
+    (:mod:`fedlib.papers.ppsgd.extension`), ``base_low`` and ``base_high`` are its ends
+    before, ``beyond_low`` and ``beyond_high`` the steps run beyond each."""
 
     best: float
     low: float
     high: float
     iteration: int
+    base_low: float | None = None
+    base_high: float | None = None
+    beyond_low: int = 0
+    beyond_high: int = 0
 
     @property
     def end(self) -> str:
@@ -127,12 +166,37 @@ class StepEdge:
         """The grid by its ends, ``0.2 ... 1.8`` (one step: that step)."""
         return f"{self.low:g}" if self.low == self.high else f"{self.low:g} ... {self.high:g}"
 
+    def extended_beyond(self) -> list[float]:
+        """The ends of the grid before its extension that steps were run beyond (none where
+        it was not extended)."""
+        return [float(base) for base, count in ((self.base_low, self.beyond_low),
+                                                (self.base_high, self.beyond_high))
+                if count and base is not None]
+
+    def extension(self) -> str:
+        """How the grid was extended beyond the end the best step is on:
+        ``, extended 2 steps beyond 1.8 until its extensions ran out`` (``""`` where the
+        best step is on no end, or on one that was not extended)."""
+        parts, counts = [], []
+        for name, base, count in (("lowest", self.base_low, self.beyond_low),
+                                  ("highest", self.base_high, self.beyond_high)):
+            if name in self.end and count and base is not None:
+                parts.append(f"{count} step{'s' if count != 1 else ''} beyond {base:g}")
+                counts.append(count)
+        if not parts:
+            return ""
+        ran_out = min(counts) >= EXTENSIONS_PER_END
+        return (", extended " + " and ".join(parts)
+                + (" until its extensions ran out" if ran_out else ", its next extension not run"))
+
     def describe(self) -> str:
-        """``best step 1.8 is the highest of the grid 0.2 ... 1.8, an open end``, or ``""``
-        where the best step lies inside the grid."""
+        """``best step 1.8 is the highest of the grid 0.2 ... 1.8, an open end`` (on a grid
+        extended beyond that end, how: :meth:`extension`), or ``""`` where the best step lies
+        inside the grid."""
         if not self.end:
             return ""
-        return f"best step {self.best:g} is the {self.end} of the grid {self.grid()}, an open end"
+        return (f"best step {self.best:g} is the {self.end} of the grid {self.grid()}"
+                f"{self.extension()}, an open end")
 
 
 def _check_step_grid(curves: pd.DataFrame) -> None:
@@ -140,6 +204,18 @@ def _check_step_grid(curves: pd.DataFrame) -> None:
     if missing:
         raise ValueError(f"the curves lack the grid of step sizes their best step is taken "
                          f"over (columns {missing}); build them with best_over_steps")
+
+
+def _edge_of(sel: pd.DataFrame, iteration: int) -> StepEdge:
+    """The :class:`StepEdge` of the rows of one curve at one iteration (one per seed)."""
+    extension: dict[str, Any] = {}
+    if all(c in sel.columns for c in STEP_EXTENSION):
+        extension = {"base_low": float(sel["base_low"].min()),
+                     "base_high": float(sel["base_high"].max()),
+                     "beyond_low": int(sel["beyond_low"].max()),
+                     "beyond_high": int(sel["beyond_high"].max())}
+    return StepEdge(float(sel["best_step"].median()), float(sel["step_low"].min()),
+                    float(sel["step_high"].max()), iteration, **extension)
 
 
 def step_edge(curves: pd.DataFrame, sigma: float, alpha_q: float,
@@ -153,26 +229,28 @@ def step_edge(curves: pd.DataFrame, sigma: float, alpha_q: float,
                  & (curves["iteration"] == iteration)]
     if sel.empty:
         return None
-    return StepEdge(float(sel["best_step"].median()), float(sel["step_low"].min()),
-                    float(sel["step_high"].max()), iteration)
+    return _edge_of(sel, iteration)
 
 
 def step_edges(curves: pd.DataFrame, iteration: int | None = None) -> pd.DataFrame:
     """Every curve of ``curves`` (:func:`best_over_steps`) at ``iteration`` (None: the
     last): one row per (clip, noise_multiplier, alpha_q) with its best step (the median
     over seeds), the ends of its grid and ``end``, which end of the grid the best step is
-    on (:attr:`StepEdge.end`; empty inside)."""
+    on (:attr:`StepEdge.end`; empty inside); where the curves carry them, the ends of the
+    grid before its extension and the steps run beyond each (:data:`STEP_EXTENSION`)."""
     _check_step_grid(curves)
     iteration = int(curves["iteration"].max()) if iteration is None else int(iteration)
+    extended = all(c in curves.columns for c in STEP_EXTENSION)
     rows = []
     keys = ["clip", "noise_multiplier", "alpha_q"]
     for (clip, sigma, alpha_q), sel in curves[curves["iteration"] == iteration].groupby(keys):
-        edge = StepEdge(float(sel["best_step"].median()), float(sel["step_low"].min()),
-                        float(sel["step_high"].max()), iteration)
+        edge = _edge_of(sel, iteration)
         rows.append({"clip": clip, "noise_multiplier": sigma, "alpha_q": alpha_q,
                      "iteration": iteration, "best_step": edge.best, "step_low": edge.low,
-                     "step_high": edge.high, "end": edge.end})
-    return pd.DataFrame(rows, columns=keys + ["iteration", "best_step", *STEP_GRID, "end"])
+                     "step_high": edge.high, "end": edge.end,
+                     **({c: getattr(edge, c) for c in STEP_EXTENSION} if extended else {})})
+    return pd.DataFrame(rows, columns=keys + ["iteration", "best_step", *STEP_GRID, "end",
+                                              *(STEP_EXTENSION if extended else [])])
 
 
 def seeds_of(curves: pd.DataFrame) -> list[int]:
@@ -510,22 +588,43 @@ def plotted_step_edges(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame,
                *STEP_GRID, "end"]
     if not parts:
         return pd.DataFrame(columns=columns)
-    return pd.concat(parts, ignore_index=True)[columns]
+    edges = pd.concat(parts, ignore_index=True)
+    if all(c in edges.columns for c in STEP_EXTENSION):
+        # A figure whose curves were not extended holds none beyond its grid.
+        edges = edges.fillna({"base_low": edges["step_low"], "base_high": edges["step_high"],
+                              "beyond_low": 0, "beyond_high": 0})
+        columns += STEP_EXTENSION
+    return edges[columns]
 
 
-def _grid_text(low: float, high: float) -> str:
-    return StepEdge(low, low, high, 0).grid()
+def _edge_row(row: Any) -> StepEdge:
+    """The :class:`StepEdge` of one row of :func:`plotted_step_edges`."""
+    extension = ({c: getattr(row, c) for c in STEP_EXTENSION}
+                 if all(hasattr(row, c) for c in STEP_EXTENSION) else {})
+    for count in ("beyond_low", "beyond_high"):
+        if count in extension:
+            extension[count] = int(extension[count])
+    return StepEdge(row.best_step, row.step_low, row.step_high, row.iteration, **extension)
+
+
+def _grid_text(edge: StepEdge) -> str:
+    """The grid of a curve, and the ends of its grid before an extension it was extended
+    beyond: ``0.2 ... 7.2 (extended beyond 1.8)``."""
+    beyond = edge.extended_beyond()
+    return edge.grid() + (" (extended beyond " + " and ".join(f"{b:g}" for b in beyond) + ")"
+                          if beyond else "")
 
 
 def step_edge_table(edges: pd.DataFrame) -> pd.DataFrame:
     """:func:`plotted_step_edges` as the chapter shows it: one row per figure and noise
     level, one column per level of personalization, each cell the best step with the end
     of the grid it is on where it is on one (``1.8 (highest)``); the column ``grid`` gives
-    the grid of the row's curves (a curve whose grid differs from the row's is named)."""
+    the grid of the row's curves (a curve whose grid differs from the row's is named), with
+    the ends it was extended beyond (``0.2 ... 7.2 (extended beyond 1.8)``)."""
     alphas = sorted(edges["alpha_q"].unique())
     rows = []
     for (figure, sigma), row in edges.groupby(["figure", "noise_multiplier"], sort=False):
-        grids = row.apply(lambda r: _grid_text(r["step_low"], r["step_high"]), axis=1)
+        grids = pd.Series([_grid_text(_edge_row(r)) for r in row.itertuples()])
         common = grids.mode().iloc[0]
         others = [f"alpha*Q={_fmt_alpha(a)}: {g}" for a, g in zip(row["alpha_q"], grids,
                                                                     strict=True) if g != common]
@@ -541,7 +640,9 @@ def step_edge_table(edges: pd.DataFrame) -> pd.DataFrame:
 
 def step_edge_summary(edges: pd.DataFrame) -> str:
     """How many curves of :func:`plotted_step_edges` end with their best step on an end of
-    their grid, in one sentence (Markdown, every number read from ``edges``)."""
+    their grid, and, where the curves carry their extensions (:data:`STEP_EXTENSION`), how
+    many were extended and how many still end on an extended end (Markdown, every number
+    read from ``edges``)."""
     total = len(edges)
     low = int(edges["end"].str.contains("lowest").sum())
     high = int(edges["end"].str.contains("highest").sum())
@@ -553,9 +654,20 @@ def step_edge_summary(edges: pd.DataFrame) -> str:
                f"of their grid ({split})" if on else
                f"none of the {total} curves the figures draw has its best step on an end of "
                "its grid")
-    return (f"At the last iteration of each figure, {counted}. Neither end bounds the step "
-            "size, and no grid was extended beyond them: what that would cost is not "
-            "computed here.")
+    opening = f"At the last iteration of each figure, {counted}."
+    if not all(c in edges.columns for c in STEP_EXTENSION):
+        return (f"{opening} Neither end bounds the step size, and no grid was extended beyond "
+                "them: what that would cost is not computed here.")
+    edge_rows = [_edge_row(r) for r in edges.itertuples()]
+    extended = sum(1 for e in edge_rows if e.extended_beyond())
+    ran_out = sum(1 for e in edge_rows if e.extension().endswith("ran out"))
+    still = sum(1 for e in edge_rows if e.end and not e.extension())
+    words = (f"{extended} of the {total} curves were extended beyond an end of their grid"
+             if extended else "No curve's grid was extended beyond its ends")
+    return (f"{opening} Neither end bounds the step size. {words} (at most "
+            f"{EXTENSIONS_PER_END} steps beyond an end, at every iteration the claims read); "
+            f"{ran_out} still end on an end their extensions ran out on, and {still} on an end "
+            "that was not extended.")
 
 
 def privacy_table(setup: PpsgdSetup, runs_1c: pd.DataFrame, runs_1d: pd.DataFrame

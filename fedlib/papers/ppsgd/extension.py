@@ -1,0 +1,484 @@
+"""Bietti et al. (2022), PPSGD: a grid of step sizes whose optimum sits on its edge is
+extended.
+
+Every curve the chapter draws is the best over a grid of step sizes, and neither end of
+such a grid bounds the step size (a step is > 0, with no upper bound). Where the best step
+of a drawn curve (the median over its seeds, as the claims read it) lies on an end of its
+grid at an iteration the chapter reads, the next step beyond that end is run for that curve
+alone: every seed of it, every other field of its configs unchanged. That is repeated,
+at most :data:`EXTENSIONS_PER_END` steps beyond each end, until the best step lies inside
+the grid or the extensions run out (:func:`extend`). The steps continue the grid's spacing
+(:func:`steps_beyond`). The runs are those of the figure's own runner, with the configs it
+already accepts, so a run of an extension is stored and published as any other.
+
+What a step beyond an end of the CNN's grid of Figure 1d would cost is measured, not paid:
+its extensions are read from stored runs only, and where they are not stored the chapter
+says which curves would be extended, to which steps, and at what cost
+(:func:`unextended_note`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from fedlib.papers.ppsgd import experiment
+from fedlib.papers.ppsgd.paper_tier import (
+    SMALL_STEPS_SIGMAS,
+    repeat_setup,
+    repeats,
+    small_steps_setup,
+)
+from fedlib.papers.ppsgd.readouts import (
+    EXTENDED,
+    EXTENSIONS_PER_END,
+    StepEdge,
+    _fmt_alpha,
+    best_over_steps,
+    claim_iterations,
+    step_edges,
+)
+from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.runs.keys import _canonical
+from fedlib.sweeps import sweep
+
+__all__ = ["EXTENSIONS_PER_END", "Extension", "extend", "extension_configs", "plan",
+           "steps_beyond"]
+
+LADDER = (1.0, 2.0, 5.0)
+"""The mantissas of a grid spaced 1-2-5 per decade (0.001, 0.002, 0.005, 0.01, ...)."""
+
+ENDS = ("lowest", "highest")
+
+CURVE = ["clip", "noise_multiplier", "alpha_q"]
+"""What tells the curves of one figure apart (each has one run per seed and step)."""
+
+
+def _clean(value: float) -> float:
+    """``value`` rounded to 12 significant digits (so that 0.1 * 2 / 4 is 0.05)."""
+    return float(f"{value:.12g}")
+
+
+def _ladder_place(step: float) -> tuple[int, int] | None:
+    """(index in :data:`LADDER`, power of ten) of ``step``, or None off the ladder."""
+    power = math.floor(math.log10(step))
+    for shift in (0, 1, -1):  # log10 of 0.001 may land just below -3
+        mantissa = step / 10.0 ** (power + shift)
+        for i, rung in enumerate(LADDER):
+            if math.isclose(mantissa, rung, rel_tol=1e-9):
+                return i, power + shift
+    return None
+
+
+def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_END
+                 ) -> tuple[float, ...]:
+    """The ``count`` steps beyond the ``end`` (``lowest`` or ``highest``) of ``grid``, nearest
+    first, continuing the grid's spacing: along the 1-2-5 ladder where every step of the
+    grid lies on it (0.01 -> 0.02, 0.05; 0.5 -> 0.2, 0.1), else a factor of 2 per step
+    (1.8 -> 3.6, 7.2; 0.2 -> 0.1, 0.05)."""
+    if end not in ENDS:
+        raise ValueError(f"end={end!r} is not an end of a grid; use 'lowest' or 'highest'")
+    points = sorted(float(s) for s in grid)
+    if not points or points[0] <= 0 or not all(math.isfinite(s) for s in points):
+        raise ValueError(f"a grid of step sizes holds finite steps > 0, got {grid!r}")
+    up = end == "highest"
+    places = [_ladder_place(s) for s in points]
+    found: list[float] = []
+    step = points[-1] if up else points[0]
+    place = places[-1] if up else places[0]
+    on_ladder = all(p is not None for p in places)
+    for _ in range(count):
+        if on_ladder and place is not None:
+            i, power = place
+            i += 1 if up else -1
+            if i == len(LADDER):
+                i, power = 0, power + 1
+            elif i < 0:
+                i, power = len(LADDER) - 1, power - 1
+            place = (i, power)
+            step = float(f"{LADDER[i]:g}e{power}")
+        else:
+            step = _clean(step * 2 if up else step / 2)
+        found.append(step)
+    return tuple(found)
+
+
+def _held_beyond(base: Sequence[float], end: str, low: float, high: float) -> int:
+    """How many of the steps beyond ``end`` of the grid ``base`` a curve whose runs hold the
+    steps ``low`` ... ``high`` has run (they are run in order, nearest first)."""
+    reach = high if end == "highest" else low
+    beyond = steps_beyond(base, end)
+    return sum(1 for s in beyond
+               if (s <= reach if end == "highest" else s >= reach)
+               or math.isclose(s, reach, rel_tol=1e-9))
+
+
+def plan(curves: pd.DataFrame, base_steps: Sequence[float],
+         iterations: Iterable[int] | None = None) -> pd.DataFrame:
+    """The extensions the curves call for: one row per curve of ``curves``
+    (:func:`~fedlib.papers.ppsgd.readouts.best_over_steps`, every curve of them taken over the
+    grid ``base_steps`` before any extension) and end of its grid that its best step lies on
+    at one of ``iterations`` (None: the last; those the curves do not hold are skipped).
+
+    Columns clip, noise_multiplier, alpha_q, end (``lowest`` or ``highest``), iteration (the
+    first of ``iterations`` at which the best step lies there), best_step (there), grid (the
+    curve's grid as it stands, by its ends), beyond (the steps run beyond that end so far)
+    and step: the next step to run, NaN where :data:`EXTENSIONS_PER_END` steps were run
+    beyond that end and the best step still lies on it (the extensions ran out).
+    """
+    columns = [*CURVE, "end", "iteration", "best_step", "grid", "beyond", "step"]
+    if curves.empty:
+        return pd.DataFrame(columns=columns)
+    held = set(int(i) for i in curves["iteration"].unique())
+    wanted = ([int(curves["iteration"].max())] if iterations is None
+              else sorted(int(i) for i in iterations if int(i) in held))
+    found: dict[tuple[float, float, float, str], dict[str, Any]] = {}
+    for iteration in wanted:
+        for row in step_edges(curves, iteration).itertuples():
+            for end in ENDS:
+                key = (row.clip, row.noise_multiplier, row.alpha_q, end)
+                if end not in row.end or key in found:
+                    continue
+                beyond = _held_beyond(base_steps, end, row.step_low, row.step_high)
+                following = steps_beyond(base_steps, end)
+                found[key] = {
+                    "clip": row.clip, "noise_multiplier": row.noise_multiplier,
+                    "alpha_q": row.alpha_q, "end": end, "iteration": iteration,
+                    "best_step": row.best_step,
+                    "grid": StepEdge(row.best_step, row.step_low, row.step_high,
+                                     iteration).grid(), "beyond": beyond,
+                    "step": following[beyond] if beyond < len(following) else math.nan}
+    return pd.DataFrame(list(found.values()), columns=columns)
+
+
+def _template(configs: Sequence[Mapping[str, Any]], clip: float, sigma: float,
+              alpha_q: float) -> list[dict[str, Any]]:
+    """One config per seed of the curve (``clip``, ``sigma``, ``alpha_q``) among ``configs``
+    (the first of its steps); a local-only curve run at one noise level only (it releases
+    nothing) is that level's."""
+    def of(match: Callable[[Mapping[str, Any]], bool]) -> list[dict[str, Any]]:
+        seeds: dict[Any, dict[str, Any]] = {}
+        for config in configs:
+            if (config["clip"] == clip and config["alpha_q"] == alpha_q and match(config)
+                    and config["seed"] not in seeds):
+                seeds[config["seed"]] = dict(config)
+        return list(seeds.values())
+
+    found = of(lambda c: c["noise_multiplier"] == sigma)
+    if not found and alpha_q == 0:
+        found = of(lambda c: True)
+    return found
+
+
+def extension_configs(planned: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """The configs of the steps :func:`plan` calls for (its rows with a step): per row, the
+    configs of its curve in ``base_configs`` (one per seed) with the step replaced, nothing
+    else; each run once (a local-only curve shared by several noise levels is run once)."""
+    found: dict[str, dict[str, Any]] = {}
+    for row in planned.dropna(subset=["step"]).itertuples():
+        for config in _template(base_configs, row.clip, row.noise_multiplier, row.alpha_q):
+            config["step"] = float(row.step)
+            found.setdefault(json.dumps(_canonical(config), sort_keys=True), config)
+    return list(found.values())
+
+
+@dataclass
+class Extension:
+    """What :func:`extend` did for one figure: ``runs``, the figure's runs with those of
+    its extensions (the column :data:`~fedlib.papers.ppsgd.readouts.EXTENDED` tells them
+    apart); ``extended``, one row per curve and end a step was run beyond (the steps run);
+    ``open``, :func:`plan`'s rows left where the extensions stopped (those with a step:
+    not run, since not stored; those without: the extensions ran out); ``runs_added``,
+    how many runs the extensions hold; ``left_out``, the part left out and why."""
+
+    runs: pd.DataFrame
+    extended: pd.DataFrame
+    open: pd.DataFrame
+    runs_added: int = 0
+    left_out: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def not_run(self) -> pd.DataFrame:
+        """The rows of :attr:`open` whose next step was not run (not stored)."""
+        return self.open.dropna(subset=["step"])
+
+    @property
+    def ran_out(self) -> pd.DataFrame:
+        """The rows of :attr:`open` whose extensions ran out."""
+        return self.open[self.open["step"].isna()]
+
+
+def _kept_iterations(new: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the extension runs ``new`` at the iterations their curve's runs of the
+    grid hold (a published run keeps some iterations only; a curve is the best over its
+    steps at each iteration, which must not be taken over runs that kept it alone)."""
+    keys = [*CURVE, "seed", "iteration"]
+    return new.merge(base[keys].drop_duplicates(), on=keys, how="inner")
+
+
+def extend(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
+           base_steps: Sequence[float], read: Callable[[pd.DataFrame], pd.DataFrame],
+           iterations: Iterable[int] | None = None, experiment_name: str,
+           max_group_size: int | None = None, compute: bool = True, part: str = "",
+           **sweep_args: Any) -> Extension:
+    """Extend the grid of step sizes of every curve of ``runs`` (with a ``seed`` column;
+    their configs ``base_configs``, over the grid ``base_steps``) whose best step lies on an
+    end of it at one of ``iterations`` (None: the last), one step beyond that end a round,
+    until none does or :data:`EXTENSIONS_PER_END` steps were run beyond it (:func:`plan`).
+
+    ``read`` turns runs into the curves to check (the figure's curves, those it draws);
+    the runs of a round are swept with the figure's runner (cached and published as any
+    run; ``sweep_args`` go to :func:`fedlib.sweeps.sweep`). With ``compute`` False they are
+    read from stored runs only: where they are not all stored the extensions stop there,
+    with ``part`` left out.
+    """
+    iterations = None if iterations is None else sorted(set(int(i) for i in iterations))
+    base = runs.assign(**{EXTENDED: False})
+    found = base
+    extended: list[pd.DataFrame] = []
+    added = 0
+    left_out: dict[str, str] = {}
+    planned = plan(read(found), base_steps, iterations)
+    for _ in range(EXTENSIONS_PER_END):
+        todo = planned.dropna(subset=["step"])
+        if todo.empty:
+            break
+        configs = extension_configs(todo, base_configs)
+        try:
+            new = _sweep(configs, experiment_name, max_group_size, compute, sweep_args)
+        except MissingRunsError as error:
+            left_out = {part or experiment_name: (
+                "not stored, and read from stored runs only" if not compute
+                else str(error).split(". ", 1)[0])}
+            break
+        new = _kept_iterations(new, base).assign(**{EXTENDED: True})
+        found = pd.concat([found, new], ignore_index=True)
+        added += len(configs)
+        extended.append(todo)
+        planned = plan(read(found), base_steps, iterations)
+    columns = [*CURVE, "end", "steps"]
+    steps = (pd.concat(extended, ignore_index=True).groupby([*CURVE, "end"], as_index=False)
+             ["step"].agg(lambda s: ", ".join(f"{v:g}" for v in sorted(set(s))))
+             .rename(columns={"step": "steps"})[columns]
+             if extended else pd.DataFrame(columns=columns))
+    return Extension(found, steps, planned, added, left_out)
+
+
+def _sweep(configs: list[dict[str, Any]], experiment_name: str, max_group_size: int | None,
+           compute: bool, sweep_args: Mapping[str, Any]) -> pd.DataFrame:
+    """The runs of ``configs`` with a ``seed`` column (one sweep per seed)."""
+    frames = []
+    for seed in sorted({c["seed"] for c in configs}):
+        mine = [c for c in configs if c["seed"] == seed]
+        args = dict(experiment_name=experiment_name, configs=mine, max_group_size=max_group_size,
+                    sweep_args=sweep_args)
+        if compute:
+            frames.append(_one_sweep(**args).assign(seed=seed))
+        else:
+            with stored_only():
+                frames.append(_one_sweep(**args).assign(seed=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _one_sweep(*, experiment_name: str, configs: list[dict[str, Any]],
+               max_group_size: int | None, sweep_args: Mapping[str, Any]) -> pd.DataFrame:
+    return sweep(experiment_name, configs, experiment.run_group, batched=experiment.BATCHED,
+                 max_group_size=max_group_size, **sweep_args)
+
+
+# The chapter's figures ---------------------------------------------------------------------
+
+
+def figure_configs(setup: experiment.PpsgdSetup, seed: int, scale: str, figure: str,
+                   **kwargs: Any) -> list[dict[str, Any]]:
+    """The configs of the runs :func:`~fedlib.papers.ppsgd.paper_tier.run_repeats` makes of
+    ``figure``: every seed the tier runs (the later ones on the repeats' grid)."""
+    return [config for r in range(repeats(scale, figure))
+            for config in experiment.configs(setup if r == 0 else repeat_setup(setup),
+                                             seed + r, figure=figure, **kwargs)]
+
+
+def synthetic_curves(runs: pd.DataFrame) -> pd.DataFrame:
+    """The curves of Figure 1a's runs that the chapter draws: at the plots' clipping norm
+    every noise and personalization level (Figure 2 draws them all), at the largest
+    clipping norm the levels Figure 1a draws."""
+    curves = best_over_steps(runs)
+    loose = curves["clip"].max()
+    keep = (curves["clip"] == experiment.FIGURE_CLIP) | (
+        (curves["clip"] == loose) & curves["alpha_q"].isin(experiment.SYNTHETIC_FIGURE_ALPHA_Q))
+    return curves[keep]
+
+
+def accuracy_curves(runs: pd.DataFrame, sigmas: Sequence[float] | None = None,
+                    alphas: Sequence[float] | None = None) -> pd.DataFrame:
+    """The accuracy curves of EMNIST runs (best step at each evaluation), those at the noise
+    levels ``sigmas`` and the levels ``alphas`` (None: every one)."""
+    curves = best_over_steps(runs, "accuracy", higher_is_better=True)
+    if sigmas is not None:
+        curves = curves[curves["noise_multiplier"].isin(sigmas)]
+    if alphas is not None:
+        curves = curves[curves["alpha_q"].isin(alphas)]
+    return curves
+
+
+def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, scale: str,
+                  figure: str, *, device: str = "cpu", source: str = "leaf-sample",
+                  instance: str = experiment.SYNTHETIC_INSTANCE, **sweep_args: Any
+                  ) -> Extension:
+    """:func:`extend` for the runs of one of the chapter's figures (``1a``, ``1c`` or ``1d``,
+    from :func:`~fedlib.papers.ppsgd.paper_tier.run_repeats`), on the curves it draws and
+    at the iterations its claims read: Figure 1a (synthetic) at every iteration a claim or
+    note reads, every curve at the plots' clipping norm (:func:`synthetic_curves`); Figure
+    1c at the end, every curve (Figure 2 draws them all); Figure 1d at the end, the
+    plotted noise and personalization levels, from stored runs only."""
+    experiment.check_figure(figure)
+    if figure == "1a":
+        grid = setup.synthetic
+        configs = figure_configs(setup, seed, scale, figure, device=device, instance=instance)
+        return extend(runs, configs, base_steps=grid.steps, read=synthetic_curves,
+                      iterations=claim_iterations(grid.iterations),
+                      experiment_name=experiment.SYNTHETIC_EXPERIMENT,
+                      max_group_size=experiment.SYNTHETIC_GROUP_SIZE, **sweep_args)
+    model = "linear" if figure == "1c" else "cnn"
+    grid = setup.emnist(model)
+    configs = figure_configs(setup, seed, scale, figure, device=device, source=source)
+    if model == "linear":
+        return extend(runs, configs, base_steps=grid.steps, read=accuracy_curves,
+                      experiment_name=grid.experiment,
+                      max_group_size=experiment.EMNIST_GROUP_SIZE, **sweep_args)
+    return extend(runs, configs, base_steps=grid.steps,
+                  read=lambda r: accuracy_curves(r, grid.panel_sigmas,
+                                                 experiment.EMNIST_FIGURE_ALPHA_Q),
+                  experiment_name=grid.experiment,
+                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=False,
+                  part=f"Figure 1d's extensions of its grid of steps ({scale} tier)",
+                  **sweep_args)
+
+
+def extend_small_steps(small: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int,
+                       scale: str, *, device: str = "cpu", source: str = "leaf-sample",
+                       **sweep_args: Any) -> Extension:
+    """:func:`extend` for Figure 1d's small-step runs (``small``, with a seed column; their
+    curves without local-only, which is the main grid's), from stored runs only."""
+    grid = small_steps_setup(setup).cnn
+    if small.empty:  # a tier that runs none
+        return Extension(small, pd.DataFrame(columns=[*CURVE, "end", "steps"]),
+                         plan(pd.DataFrame(), grid.steps))
+    seeds = sorted(small["seed"].unique())
+    configs = [config for s in seeds
+               for config in experiment.configs(small_steps_setup(setup), int(s), figure="1d",
+                                                device=device, source=source)]
+    return extend(small, configs, base_steps=grid.steps,
+                  read=lambda r: accuracy_curves(r, SMALL_STEPS_SIGMAS),
+                  experiment_name=grid.experiment,
+                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=False,
+                  part=f"Figure 1d's small-step extensions ({scale} tier)", **sweep_args)
+
+
+def recorded_cpu_seconds(runs: pd.DataFrame, experiment_name: str) -> float | None:
+    """The median CPU seconds per run that the sweeps recorded when they computed ``runs``
+    (their ``run_key`` column), from the published manifest; None where it records none."""
+    from fedlib.runs.published import PublishedStore
+
+    if "run_key" not in runs.columns or runs.empty:
+        return None
+    published = PublishedStore(experiment_name).runs()
+    seconds = [float(entry["cpu_seconds"]) for key in runs["run_key"].unique()
+               if isinstance((entry := published.get(key, {})).get("cpu_seconds"), int | float)]
+    return statistics.median(seconds) if seconds else None
+
+
+def extension_table(parts: Mapping[str, Extension]) -> pd.DataFrame:
+    """One row per figure, curve and end of its grid that a step was run beyond or that
+    calls for one: the steps run, and where the best step is left (inside, on the end
+    the extensions ran out on, or on an end whose next step is not run)."""
+    rows = []
+    for figure, ext in parts.items():
+        ran = {(r.clip, r.noise_multiplier, r.alpha_q, r.end): r.steps
+               for r in ext.extended.itertuples()}
+        left = {(r.clip, r.noise_multiplier, r.alpha_q, r.end): r
+                for r in ext.open.itertuples()}
+        for key in sorted(set(ran) | set(left), key=lambda k: (k[0], k[1], k[2], k[3])):
+            clip, sigma, alpha_q, end = key
+            state = left.get(key)
+            if state is None:
+                where = "inside"
+            elif math.isnan(state.step):
+                where = f"{end} (extensions ran out)"
+            else:
+                where = f"{end}, next step {state.step:g} not run"
+            rows.append({"figure": figure, "C": f"{clip:g}", "sigma": f"{sigma:g}",
+                         "alpha*Q": _fmt_alpha(alpha_q), "end": end,
+                         "steps run beyond it": ran.get(key, ""),
+                         "best step after": where})
+    return pd.DataFrame(rows, columns=["figure", "C", "sigma", "alpha*Q", "end",
+                                       "steps run beyond it", "best step after"])
+
+
+def extension_summary(parts: Mapping[str, Extension]) -> str:
+    """The extensions of the chapter's figures in words (Markdown): per figure, the curves
+    and ends extended, the runs they hold, how many still end on an end."""
+    sentences = []
+    for figure, ext in parts.items():
+        if ext.runs.empty:  # a part the tier does not run
+            continue
+        if not ext.not_run.empty:
+            sentences.append(f"{figure}: the next step beyond {len(ext.not_run)} "
+                             f"end{'s' if len(ext.not_run) != 1 else ''} of its curves' grids "
+                             "is not run (below).")
+        if ext.extended.empty and ext.open.empty:
+            sentences.append(f"{figure}: no curve it draws has its best step on an end of its "
+                             "grid at an iteration the chapter reads.")
+            continue
+        if ext.extended.empty:
+            continue
+        curves = ext.extended[CURVE].drop_duplicates()
+        sentences.append(
+            f"{figure}: {len(curves)} curve{'s' if len(curves) != 1 else ''} extended beyond "
+            f"{len(ext.extended)} end{'s' if len(ext.extended) != 1 else ''} of their grid "
+            f"({ext.runs_added} runs); {len(ext.ran_out)} "
+            f"end{'s' if len(ext.ran_out) != 1 else ''} still hold the best step after "
+            f"{EXTENSIONS_PER_END} steps beyond it (the extensions ran out).")
+    return " ".join(sentences)
+
+
+def unextended_note(parts: Mapping[str, tuple[Extension, pd.DataFrame, str]]) -> str:
+    """What extending the grids left unextended would take (Markdown): per part (its
+    :class:`Extension`, the runs whose recorded cost prices it, their experiment), the curves
+    whose next step was not run, the steps, the runs and their cost at the CPU seconds per
+    run recorded for the part's own runs; empty where nothing is left unextended."""
+    lines = []
+    for figure, (ext, priced, experiment_name) in parts.items():
+        todo = ext.not_run
+        if todo.empty:
+            continue
+        seeds = priced["seed"].nunique() if "seed" in priced.columns else 1
+        curves = [f"sigma={r.noise_multiplier:g}, alpha*Q={_fmt_alpha(r.alpha_q)}: best step "
+                  f"{r.best_step:g} on the {r.end} of {r.grid}, next {r.step:g}"
+                  for r in todo.itertuples()]
+        # Local-only curves read at several noise levels are one curve of runs.
+        configs = todo.assign(noise_multiplier=todo["noise_multiplier"].where(
+            todo["alpha_q"] != 0, 0.0))[["alpha_q", "noise_multiplier", "end"]]
+        runs = len(configs.drop_duplicates()) * seeds
+        per_run = recorded_cpu_seconds(priced, experiment_name)
+        total = None if per_run is None else runs * per_run
+        cost = ("at a cost not recorded" if total is None else
+                f"about {total / 3600:.1f} CPU-hours" if total >= 3600 else
+                f"about {total / 60:.0f} CPU-minute{'s' if round(total / 60) != 1 else ''}")
+        if total is not None:
+            cost += (f" at the {per_run:.0f} CPU-seconds per run recorded for its runs (up to "
+                     "twice that where the first step beyond is again the best and a second "
+                     "is run)")
+        why = "; ".join(ext.left_out.values()) or "not run"
+        lines.append(f"- {figure}: {len(todo)} curve ends would be extended ({why}): "
+                     + "; ".join(curves) + f". That is {runs} runs ({seeds} "
+                     + ("seeds each), " if seeds != 1 else "seed), ")
+                     + cost + ".")
+    return "\n".join(lines)
