@@ -42,7 +42,7 @@ from fedlib.runs.cache import (
     ResultStore,
 )
 from fedlib.runs.environment import environment_description
-from fedlib.runs.keys import Config, _canonical, run_key
+from fedlib.runs.keys import Config, canonical, run_key
 from fedlib.runs.machine import machine_description
 
 GroupRunner = Callable[[list[dict[str, Any]]], list[pd.DataFrame]]
@@ -90,7 +90,7 @@ def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 
 def group_key(config: Config, batched: Sequence[str]) -> tuple:
     """What runs batched together must share: every field of ``config`` not in ``batched``."""
-    return tuple(sorted((k, _canonical(v)) for k, v in config.items() if k not in batched))
+    return tuple(sorted((k, canonical(v)) for k, v in config.items() if k not in batched))
 
 
 def check_group(configs: Sequence[Config], batched: Sequence[str]) -> None:
@@ -226,7 +226,7 @@ def sweep(
             store.save(key, table,
                        {**timing, "experiment": experiment, "module": module,
                         "runner": getattr(runner, "__qualname__", ""),
-                        "tier": _TIER_LABEL.get(), "config": _canonical(config),
+                        "tier": _TIER_LABEL.get(), "config": canonical(config),
                         "group": members})
         bar.update(len(group))
 

@@ -592,9 +592,10 @@ display(Markdown(extension.extension_summary(extended_parts)))
 
 # %% [markdown]
 # The CNN's extensions (Figure 1d) are read from stored runs only: a CNN run of the
-# paper tier's 20 epochs takes more than a CPU-minute. Where they are not stored the
-# curves keep the grid they were run on and the claims that read them stay not testable;
-# what the extensions would take:
+# paper tier's 20 epochs takes more than a CPU-minute, so they are computed apart, by
+# `python -m fedlib.papers.ppsgd.extension --tier paper` (from the stored runs of the
+# grids). Where they are not stored the curves keep the grid they were run on and the
+# claims that read them stay not testable; what the extensions would take:
 
 # %%
 unextended = extension.unextended_note({

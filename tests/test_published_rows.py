@@ -86,7 +86,7 @@ def test_the_settings_sweep_runs_at_its_largest_noise_level_are_kept_whole() -> 
     # over step sizes at an iteration is taken over every step or none).
     assert readouts.walked_step_by_step(other_step, "paper")
     # As the manifest writes a config (non-finite floats as text), the same answer.
-    assert readouts.walked_step_by_step(run_keys._canonical(loud), "paper")
+    assert readouts.walked_step_by_step(run_keys.canonical(loud), "paper")
 
 
 def test_tables_the_rule_cannot_read_are_refused() -> None:

@@ -159,14 +159,23 @@ def code_fingerprint(module: str | None = None) -> str:
     return digest.hexdigest()
 
 
-def _canonical(value: Any) -> Any:
+def canonical(value: Any) -> Any:
+    """A config (or any JSON-like value) in the form its run key hashes: mappings with
+    string keys in sorted order, tuples as lists, non-finite floats as their ``repr``
+    (JSON has no inf or nan; ``'inf'`` and ``'nan'`` stay distinct and stable)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)  # inf / nan are not JSON; keep them distinct and stable
+        return repr(value)
     if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+        return {str(k): canonical(v) for k, v in sorted(value.items())}
     if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
+        return [canonical(v) for v in value]
     return value
+
+
+def config_text(config: Config) -> str:
+    """A config as one text, equal for two configs exactly when their runs are one run
+    (the same :func:`canonical` form, whatever the order of their fields)."""
+    return json.dumps(canonical(dict(config)), sort_keys=True, allow_nan=False)
 
 
 RUN_KEY_LENGTH = 20
@@ -187,7 +196,7 @@ def run_key(config: Config, module: str | None = None) -> str:
     source of the fedlib code it depends on (see :func:`code_fingerprint`)."""
     payload = json.dumps(
         {
-            "config": _canonical(dict(config)),
+            "config": canonical(dict(config)),
             "fedlib": fedlib.__version__,
             "code": code_fingerprint(module),
         },

@@ -19,9 +19,10 @@ says which curves would be extended, to which steps, and at what cost
 
 from __future__ import annotations
 
-import json
+import argparse
 import math
 import statistics
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,9 +31,14 @@ import pandas as pd
 
 from fedlib.papers.ppsgd import experiment
 from fedlib.papers.ppsgd.paper_tier import (
+    PAPER_GRID,
+    SMALL_STEPS_PART,
+    SMALL_STEPS_REPEATS,
     SMALL_STEPS_SIGMAS,
     repeat_setup,
     repeats,
+    run_repeats,
+    run_small_steps,
     small_steps_setup,
 )
 from fedlib.papers.ppsgd.readouts import (
@@ -44,8 +50,9 @@ from fedlib.papers.ppsgd.readouts import (
     claim_iterations,
     step_edges,
 )
-from fedlib.runs.cache import MissingRunsError, stored_only
-from fedlib.runs.keys import _canonical
+from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
+from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
+from fedlib.runs.keys import config_text, run_key
 from fedlib.sweeps import sweep
 
 __all__ = ["EXTENSIONS_PER_END", "Extension", "extend", "extension_configs", "plan",
@@ -55,6 +62,10 @@ LADDER = (1.0, 2.0, 5.0)
 """The mantissas of a grid spaced 1-2-5 per decade (0.001, 0.002, 0.005, 0.01, ...)."""
 
 ENDS = ("lowest", "highest")
+
+_BEYOND = {"lowest": "beyond_low", "highest": "beyond_high"}
+"""The column of :data:`~fedlib.papers.ppsgd.readouts.STEP_EXTENSION` counting the steps run
+beyond each end."""
 
 CURVE = ["clip", "noise_multiplier", "alpha_q"]
 """What tells the curves of one figure apart (each has one run per seed and step)."""
@@ -109,16 +120,6 @@ def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_EN
     return tuple(found)
 
 
-def _held_beyond(base: Sequence[float], end: str, low: float, high: float) -> int:
-    """How many of the steps beyond ``end`` of the grid ``base`` a curve whose runs hold the
-    steps ``low`` ... ``high`` has run (they are run in order, nearest first)."""
-    reach = high if end == "highest" else low
-    beyond = steps_beyond(base, end)
-    return sum(1 for s in beyond
-               if (s <= reach if end == "highest" else s >= reach)
-               or math.isclose(s, reach, rel_tol=1e-9))
-
-
 def plan(curves: pd.DataFrame, base_steps: Sequence[float],
          iterations: Iterable[int] | None = None) -> pd.DataFrame:
     """The extensions the curves call for: one row per curve of ``curves``
@@ -128,9 +129,11 @@ def plan(curves: pd.DataFrame, base_steps: Sequence[float],
 
     Columns clip, noise_multiplier, alpha_q, end (``lowest`` or ``highest``), iteration (the
     first of ``iterations`` at which the best step lies there), best_step (there), grid (the
-    curve's grid as it stands, by its ends), beyond (the steps run beyond that end so far)
-    and step: the next step to run, NaN where :data:`EXTENSIONS_PER_END` steps were run
-    beyond that end and the best step still lies on it (the extensions ran out).
+    curve's grid as it stands, by its ends), beyond (the steps run beyond that end so far,
+    as the curves count them: :data:`~fedlib.papers.ppsgd.readouts.STEP_EXTENSION`; none
+    where their runs carry no :data:`~fedlib.papers.ppsgd.readouts.EXTENDED` column) and
+    step: the next step to run, NaN where :data:`EXTENSIONS_PER_END` steps were run beyond
+    that end and the best step still lies on it (the extensions ran out).
     """
     columns = [*CURVE, "end", "iteration", "best_step", "grid", "beyond", "step"]
     if curves.empty:
@@ -145,7 +148,7 @@ def plan(curves: pd.DataFrame, base_steps: Sequence[float],
                 key = (row.clip, row.noise_multiplier, row.alpha_q, end)
                 if end not in row.end or key in found:
                     continue
-                beyond = _held_beyond(base_steps, end, row.step_low, row.step_high)
+                beyond = int(getattr(row, _BEYOND[end], 0))
                 following = steps_beyond(base_steps, end)
                 found[key] = {
                     "clip": row.clip, "noise_multiplier": row.noise_multiplier,
@@ -185,7 +188,7 @@ def extension_configs(planned: pd.DataFrame, base_configs: Sequence[Mapping[str,
     for row in planned.dropna(subset=["step"]).itertuples():
         for config in _template(base_configs, row.clip, row.noise_multiplier, row.alpha_q):
             config["step"] = float(row.step)
-            found.setdefault(json.dumps(_canonical(config), sort_keys=True), config)
+            found.setdefault(config_text(config), config)
     return list(found.values())
 
 
@@ -273,18 +276,17 @@ def extend(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
 
 def _sweep(configs: list[dict[str, Any]], experiment_name: str, max_group_size: int | None,
            compute: bool, sweep_args: Mapping[str, Any]) -> pd.DataFrame:
-    """The runs of ``configs`` with a ``seed`` column (one sweep per seed)."""
-    frames = []
-    for seed in sorted({c["seed"] for c in configs}):
-        mine = [c for c in configs if c["seed"] == seed]
-        args = dict(experiment_name=experiment_name, configs=mine, max_group_size=max_group_size,
-                    sweep_args=sweep_args)
-        if compute:
-            frames.append(_one_sweep(**args).assign(seed=seed))
-        else:
-            with stored_only():
-                frames.append(_one_sweep(**args).assign(seed=seed))
-    return pd.concat(frames, ignore_index=True)
+    """The runs of ``configs`` with a ``seed`` column: one sweep over every seed's configs
+    (each seed's batched together; the seeds in parallel where the sweep has workers)."""
+    seeds = {run_key(c, experiment.run_group.__module__): c["seed"] for c in configs}
+    args = dict(experiment_name=experiment_name, configs=configs,
+                max_group_size=max_group_size, sweep_args=sweep_args)
+    if compute:
+        runs = _one_sweep(**args)
+    else:
+        with stored_only():
+            runs = _one_sweep(**args)
+    return runs.assign(seed=runs["run_key"].map(seeds))
 
 
 def _one_sweep(*, experiment_name: str, configs: list[dict[str, Any]],
@@ -330,14 +332,15 @@ def accuracy_curves(runs: pd.DataFrame, sigmas: Sequence[float] | None = None,
 
 def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, scale: str,
                   figure: str, *, device: str = "cpu", source: str = "leaf-sample",
-                  instance: str = experiment.SYNTHETIC_INSTANCE, **sweep_args: Any
-                  ) -> Extension:
+                  instance: str = experiment.SYNTHETIC_INSTANCE, compute_cnn: bool = False,
+                  **sweep_args: Any) -> Extension:
     """:func:`extend` for the runs of one of the chapter's figures (``1a``, ``1c`` or ``1d``,
     from :func:`~fedlib.papers.ppsgd.paper_tier.run_repeats`), on the curves it draws and
     at the iterations its claims read: Figure 1a (synthetic) at every iteration a claim or
     note reads, every curve at the plots' clipping norm (:func:`synthetic_curves`); Figure
     1c at the end, every curve (Figure 2 draws them all); Figure 1d at the end, the
-    plotted noise and personalization levels, from stored runs only."""
+    plotted noise and personalization levels, from stored runs only (``compute_cnn``:
+    computed where not stored, as :func:`_main` does)."""
     experiment.check_figure(figure)
     if figure == "1a":
         grid = setup.synthetic
@@ -357,16 +360,17 @@ def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, s
                   read=lambda r: accuracy_curves(r, grid.panel_sigmas,
                                                  experiment.EMNIST_FIGURE_ALPHA_Q),
                   experiment_name=grid.experiment,
-                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=False,
+                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=compute_cnn,
                   part=f"Figure 1d's extensions of its grid of steps ({scale} tier)",
                   **sweep_args)
 
 
 def extend_small_steps(small: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int,
                        scale: str, *, device: str = "cpu", source: str = "leaf-sample",
-                       **sweep_args: Any) -> Extension:
+                       compute_cnn: bool = False, **sweep_args: Any) -> Extension:
     """:func:`extend` for Figure 1d's small-step runs (``small``, with a seed column; their
-    curves without local-only, which is the main grid's), from stored runs only."""
+    curves without local-only, which is the main grid's), from stored runs only
+    (``compute_cnn``: computed where not stored)."""
     grid = small_steps_setup(setup).cnn
     if small.empty:  # a tier that runs none
         return Extension(small, pd.DataFrame(columns=[*CURVE, "end", "steps"]),
@@ -378,7 +382,7 @@ def extend_small_steps(small: pd.DataFrame, setup: experiment.PpsgdSetup, seed: 
     return extend(small, configs, base_steps=grid.steps,
                   read=lambda r: accuracy_curves(r, SMALL_STEPS_SIGMAS),
                   experiment_name=grid.experiment,
-                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=False,
+                  max_group_size=experiment.EMNIST_GROUP_SIZE, compute=compute_cnn,
                   part=f"Figure 1d's small-step extensions ({scale} tier)", **sweep_args)
 
 
@@ -482,3 +486,43 @@ def unextended_note(parts: Mapping[str, tuple[Extension, pd.DataFrame, str]]) ->
                      + ("seeds each), " if seeds != 1 else "seed), ")
                      + cost + ".")
     return "\n".join(lines)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    """Compute the extensions of Figure 1d's grids of steps (the CNN's, which the chapter
+    reads from stored runs only) from the stored runs of those grids."""
+    parser = argparse.ArgumentParser(
+        prog="python -m fedlib.papers.ppsgd.extension",
+        description="Compute the steps beyond the ends of Figure 1d's grids of step sizes "
+                    "(the CNN's main grid and, at the paper tier, its small steps) that the "
+                    "stored runs of those grids call for. The grids' own runs must be "
+                    "stored; publish the new runs with python -m fedlib.runs export.")
+    parser.add_argument("--seed", type=int, default=0, help="the chapter's seed")
+    parser.add_argument("--tier", default="paper", choices=("smoke", "quick", "paper"),
+                        help="the run tier (default: paper)")
+    parser.add_argument("--workers", type=int, default=1, help="local processes")
+    parser.add_argument("--source", default="leaf-sample", help="the EMNIST source")
+    parser.add_argument(DEBUG_FLAG, action="store_true", help=DEBUG_HELP)
+    args = parser.parse_args(argv)
+    set_tier_label(args.tier)
+    setup = PAPER_GRID.tier(args.tier)
+    sweep_args = {"workers": args.workers, "progress": True}
+    with stored_only():
+        runs = run_repeats(setup, args.seed, args.tier, figure="1d", source=args.source,
+                           progress=False)
+    parts = {"Figure 1d": extend_figure(runs, setup, args.seed, args.tier, "1d",
+                                        source=args.source, compute_cnn=True, **sweep_args)}
+    with stored_only():
+        small, left_out = run_small_steps(setup, args.seed, args.tier, source=args.source,
+                                          progress=False)
+    if left_out and SMALL_STEPS_REPEATS.get(args.tier):
+        raise MissingRunsError(f"{SMALL_STEPS_PART}: {'; '.join(left_out.values())}")
+    parts["Figure 1d, small steps"] = extend_small_steps(
+        small, setup, args.seed, args.tier, source=args.source, compute_cnn=True, **sweep_args)
+    print(extension_table(parts).to_string(index=False))
+    print(extension_summary(parts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_command(_main))

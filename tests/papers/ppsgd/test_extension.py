@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from fedlib.papers.ppsgd import claims, experiment, extension, readouts
+from fedlib.runs.keys import run_key
 
 INF = math.inf
 GRID = (0.2, 0.4, 0.7, 1.0, 1.2, 1.5, 1.8)
@@ -123,12 +124,12 @@ def _fake_sweep(best: dict[float, float], calls: list):
     """A stand-in for the figure's runner: each config's run, its risk lowest at
     ``best[alpha_q]``."""
     def sweep(*, experiment_name, configs, max_group_size, sweep_args):
-        calls.append(sorted({c["step"] for c in configs}))
+        calls.append((sorted({c["step"] for c in configs}), sorted({c["seed"] for c in configs})))
         return pd.DataFrame([
             {"clip": c["clip"], "noise_multiplier": c["noise_multiplier"],
              "alpha_q": c["alpha_q"], "step": c["step"], "iteration": t, "epsilon": 0.0,
              "excess_risk": _risk(c["step"], best[c["alpha_q"]]) * (1 + 0.001 * c["seed"]),
-             "run_key": f"k{c['seed']}-{c['alpha_q']}-{c['step']}"}
+             "run_key": run_key(c, experiment.run_group.__module__)}
             for c in configs for t in (1, 10, 20)])
     return sweep
 
@@ -146,8 +147,8 @@ def test_extend_runs_beyond_an_end_until_the_best_is_inside_or_the_extensions_ru
     runs = _runs(best)
     done = extension.extend(runs, _base_configs(best), base_steps=GRID,
                             read=readouts.best_over_steps, experiment_name="x")
-    # One step a round, only for the curves on the end (one sweep per seed).
-    assert calls == [[3.6]] * len(SEEDS) + [[7.2]] * len(SEEDS)
+    # One step a round, only for the curves on the end: one sweep a round over every seed.
+    assert calls == [([3.6], sorted(SEEDS)), ([7.2], sorted(SEEDS))]
     assert done.runs_added == 2 * len(SEEDS) + len(SEEDS)
     assert list(done.extended["alpha_q"]) == [3.0, INF]
     assert list(done.extended["steps"]) == ["3.6", "3.6, 7.2"]
