@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from fedlib.papers.ppsgd import claims, experiment, extension, readouts
+from fedlib.papers.ppsgd.paper_tier import run_repeats
 from fedlib.runs.keys import run_key
 
 INF = math.inf
@@ -206,3 +207,23 @@ def test_the_step_table_shows_the_extended_grid() -> None:
     mean = readouts.mean_over_seeds(curves)
     assert set(readouts.STEP_EXTENSION) <= set(mean.columns)
     assert np.array_equal(mean.loc[mean["alpha_q"] == INF, "beyond_high"].unique(), [2])
+
+
+def test_the_command_computes_the_cnn_extensions_the_chapter_then_reads(mirror) -> None:
+    setup = experiment.tier("smoke")
+    runs = run_repeats(setup, 0, "smoke", figure="1d", source="leaf-sample", progress=False)
+    planned = extension.plan(readouts.best_over_steps(runs, "accuracy", higher_is_better=True),
+                             setup.cnn.steps)
+
+    def read():
+        return extension.extend_figure(runs, setup, 0, "smoke", "1d", progress=False)
+
+    # The smoke grid is one step, so every curve's best step is on both ends of it.
+    assert not planned.dropna(subset=["step"]).empty
+    before = read()
+    assert before.runs_added == 0
+    assert before.left_out and not before.not_run.empty  # the chapter computes none
+    assert extension._main(["--tier", "smoke", "--workers", "1"]) == 0
+    after = read()
+    assert not after.left_out and after.runs_added > 0
+    assert set(after.runs.loc[after.runs[readouts.EXTENDED], "seed"]) == set(runs["seed"])
