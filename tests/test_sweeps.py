@@ -58,6 +58,37 @@ def test_run_key_depends_on_every_field_and_the_code(monkeypatch) -> None:
     assert run_key(base) != original
 
 
+def test_a_run_key_hashes_the_canonical_json_of_config_version_and_code(monkeypatch) -> None:
+    """The key written part by part equals the hash of the whole payload written by the
+    JSON encoder from the config's canonical form, for configs the direct writing covers
+    and for those it hands to :func:`canonical` (non-finite floats, tuples, non-text keys,
+    numpy floats)."""
+    import hashlib
+
+    import numpy as np
+
+    monkeypatch.setattr(run_keys, "code_fingerprint", lambda module=None: "the code")
+    configs = [
+        {"a": 1, "b": [1, 2.5, (3, 4)], "c": {"z": 1, "y": {"x": None}}, "s": "é"},
+        {"alpha": math.inf, "nested": {"c": -math.inf, "d": [math.nan]}},
+        {1: "x", 2: {3: 4}}, {True: 1, False: 2}, {None: 1}, {1.5: "k"},
+        {"t": (1, (2, 3))}, {"f": np.float64(0.1)}, {"f": np.float64(np.inf)}, {},
+    ]
+    for config in configs:
+        payload = json.dumps({"config": run_keys.canonical(config),
+                              "fedlib": run_keys.fedlib.__version__, "code": "the code"},
+                             sort_keys=True, allow_nan=False)
+        assert run_key(config) == hashlib.sha256(payload.encode()).hexdigest()[:20], config
+        assert run_keys.config_text(config) == json.dumps(run_keys.canonical(config),
+                                                          sort_keys=True, allow_nan=False)
+    # Equal configs whatever their order or their containers; unequal ones differ.
+    assert run_keys.config_text({"b": (1, 2), "a": 1}) == run_keys.config_text(
+        {"a": 1, "b": [1, 2]})
+    assert run_keys.config_text({"a": math.inf}) != run_keys.config_text({"a": -math.inf})
+    with pytest.raises(TypeError):  # keys that cannot be ordered name no config
+        run_keys.config_text({1: "x", "a": "y"})
+
+
 def test_sweep_computes_once_then_reads_the_cache(log: Path) -> None:
     configs = [{"x": x} for x in range(5)]
     first = sweep("toy", configs, square_runner, workers=1, progress=False)

@@ -159,14 +159,21 @@ def code_fingerprint(module: str | None = None) -> str:
     return digest.hexdigest()
 
 
+def _json_key(key: Any) -> str:
+    """A mapping's key as JSON writes a key (``True`` as ``true``, ``None`` as ``null``)."""
+    return key if isinstance(key, str) else json.dumps(key) if key is None or isinstance(
+        key, bool) else str(key)
+
+
 def canonical(value: Any) -> Any:
     """A config (or any JSON-like value) in the form its run key hashes: mappings with
-    string keys in sorted order, tuples as lists, non-finite floats as their ``repr``
-    (JSON has no inf or nan; ``'inf'`` and ``'nan'`` stay distinct and stable)."""
+    text keys (as JSON writes keys) in sorted order, tuples as lists, non-finite floats
+    as their ``repr`` (JSON has no inf or nan; ``'inf'`` and ``'nan'`` stay distinct
+    and stable)."""
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, Mapping):
-        return {str(k): canonical(v) for k, v in sorted(value.items())}
+        return {_json_key(k): canonical(v) for k, v in sorted(value.items())}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
     return value
@@ -174,8 +181,14 @@ def canonical(value: Any) -> Any:
 
 def config_text(config: Config) -> str:
     """A config as one text, equal for two configs exactly when their runs are one run
-    (the same :func:`canonical` form, whatever the order of their fields)."""
-    return json.dumps(canonical(dict(config)), sort_keys=True, allow_nan=False)
+    (the same :func:`canonical` form, whatever the order of their fields): the JSON of
+    that form, keys sorted, as :func:`run_key` hashes it."""
+    try:
+        # A config of JSON values with finite floats and text keys is its own canonical
+        # form (tuples write as lists): written directly, as it is for most runs.
+        return json.dumps(dict(config), sort_keys=True, allow_nan=False)
+    except (ValueError, TypeError):
+        return json.dumps(canonical(dict(config)), sort_keys=True, allow_nan=False)
 
 
 RUN_KEY_LENGTH = 20
@@ -194,15 +207,11 @@ def is_run_key(value: Any) -> bool:
 def run_key(config: Config, module: str | None = None) -> str:
     """Stable key of a run: hash of its full config, the fedlib version and the
     source of the fedlib code it depends on (see :func:`code_fingerprint`)."""
-    payload = json.dumps(
-        {
-            "config": canonical(dict(config)),
-            "fedlib": fedlib.__version__,
-            "code": code_fingerprint(module),
-        },
-        sort_keys=True,
-        allow_nan=False,
-    )
+    # The JSON of {"code": ..., "config": ..., "fedlib": ...} with its keys sorted,
+    # written part by part so that the config is written once.
+    payload = (f'{{"code": {json.dumps(code_fingerprint(module))}, '
+               f'"config": {config_text(config)}, '
+               f'"fedlib": {json.dumps(fedlib.__version__)}}}')
     return hashlib.sha256(payload.encode()).hexdigest()[:RUN_KEY_LENGTH]
 
 

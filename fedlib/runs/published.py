@@ -332,6 +332,34 @@ def _check_fields(entry: dict[str, Any], where: str, manifest: dict[str, Any]) -
             _text(entry[name], f"{where}.{name}")
 
 
+_CHECKED_KEPT = 64
+"""How many manifests' checked texts a process keeps (:func:`_checked_manifest_text`)."""
+
+
+_CHECKED_TEXTS: dict[tuple[str, str], str] = {}
+
+
+def _checked_manifest_text(text: str, path: str) -> str:
+    """The manifest ``text`` read from ``path``, checked and every run entry written out
+    (:func:`check_manifest`), as JSON text. The check reads the text alone, so its result
+    is kept for the same text (by digest): a process that reads the same manifest many
+    times (a page's status, a chapter's sweeps) checks it once, and each read parses a
+    fresh copy."""
+    key = (path, hashlib.sha256(text.encode()).hexdigest())
+    if key not in _CHECKED_TEXTS:
+        try:
+            manifest = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise PublishedStoreError(
+                f"{path} is not valid JSON ({_first_clause(error)}); "
+                f"{_repair_advice(Path(path))}") from error
+        checked = json.dumps(check_manifest(manifest, Path(path)))
+        if len(_CHECKED_TEXTS) >= _CHECKED_KEPT:
+            _CHECKED_TEXTS.pop(next(iter(_CHECKED_TEXTS)))
+        _CHECKED_TEXTS[key] = checked
+    return _CHECKED_TEXTS[key]
+
+
 def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
     """``manifest`` (parsed JSON of a layout of :data:`READ_LAYOUTS`), every run entry
     written out in full (its provenance record's fields with its own), if its structure
@@ -538,13 +566,8 @@ class PublishedStore:
         if not self.manifest_path.is_file():
             return {"layout": PUBLISHED_LAYOUT, "experiment": self.experiment, "runs": {},
                     "modules": {}, "groups": {}, "schemas": {}}
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (ValueError, RecursionError) as error:
-            raise PublishedStoreError(
-                f"{self.manifest_path} is not valid JSON ({_first_clause(error)}); "
-                f"{_repair_advice(self.manifest_path)}") from error
-        return check_manifest(manifest, self.manifest_path)
+        text = self.manifest_path.read_text()
+        return json.loads(_checked_manifest_text(text, str(self.manifest_path)))
 
     def runs(self, manifest: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
         """Every published run's manifest entry, with its ``group`` (the keys of the runs
