@@ -11,10 +11,11 @@ the grid or the extensions run out (:func:`extend`). The steps continue the grid
 (:func:`steps_beyond`). The runs are those of the figure's own runner, with the configs it
 already accepts, so a run of an extension is stored and published as any other.
 
-What a step beyond an end of the CNN's grid of Figure 1d would cost is measured, not paid:
-its extensions are read from stored runs only, and where they are not stored the chapter
-says which curves would be extended, to which steps, and at what cost
-(:func:`unextended_note`).
+The chapter reads the extensions of the CNN's grids of Figure 1d from stored runs only (a
+CNN run of the paper tier takes minutes): ``python -m fedlib.papers.ppsgd.extension --tier
+paper`` computes them from the stored runs of those grids (:func:`_main`), and where they
+are not stored the chapter says which curves would be extended, to which steps, and at
+what cost (:func:`unextended_note`).
 """
 
 from __future__ import annotations
