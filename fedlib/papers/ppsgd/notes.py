@@ -30,12 +30,13 @@ best over a grid of step sizes, and neither end of such a grid bounds the step s
 _EXTENDED = ("; then, with the grid of step sizes extended beyond an end the best step of a "
              "drawn curve sat on, ")
 """How a note opens the change the extension of the grids of step sizes made (at most two
-steps beyond an end; the CNN's grids are not extended)."""
+steps beyond an end)."""
 
 
-_CNN_NOT_EXTENDED = (_EXTENDED + "it stands at both tiers: the CNN's grid is not extended "
-                     "(its runs are not computed), so its curves keep the grid they were run on")
-"""The note of a claim read on the CNN's curves alone."""
+_CNN_PAPER_NOT_EXTENDED = ("paper: it stands: the paper tier's CNN extensions are not all "
+                           "computed, so its curves keep the grid they were run on (the "
+                           "chapter gives what they would cost)")
+"""The paper tier's part of the note of a claim read on the CNN's curves alone."""
 
 
 VERDICT_CHANGES: dict[str, str] = {
@@ -102,7 +103,9 @@ VERDICT_CHANGES: dict[str, str] = {
         "HOLDS at both tiers over seeds" + _STEPS + "HOLDS -> NOT-TESTABLE at both tiers: "
         "local learning's best step is on an end of the CNN's grid of steps (the smallest at "
         "the quick tier, the largest at the paper tier), so a step beyond it could undo the "
-        "gap" + _CNN_NOT_EXTENDED,
+        "gap" + _EXTENDED + "quick: NOT-TESTABLE stands: local learning's best step is still "
+        "the smallest after two steps below the grid (its extensions ran out); "
+        + _CNN_PAPER_NOT_EXTENDED,
     "fig1d-small-alpha-small-eps":
         "FAILS -> NOT-TESTABLE at both tiers: every level ends at chance at the largest "
         "plotted noise, so ranking them decides nothing; fig1d-small-alpha-small-steps reads "
@@ -120,7 +123,10 @@ VERDICT_CHANGES: dict[str, str] = {
         "it tie within the margin)" + _STEPS + "NOT-TESTABLE at both tiers (quick: from "
         "INCONCLUSIVE, paper: from FAILS): without noise the levels of at least 10 have their "
         "best step at the largest of the CNN's grid of steps, so a larger step could make "
-        "one of them clear the best level below 10" + _CNN_NOT_EXTENDED,
+        "one of them clear the best level below 10" + _EXTENDED + "quick: NOT-TESTABLE -> "
+        "INCONCLUSIVE: the levels it compares have their best step inside the grid extended "
+        "one step higher, and the interval of the lead of the best level of at least 10 over "
+        "the best level below holds the margin; " + _CNN_PAPER_NOT_EXTENDED,
     "fig2-emnist-envelope-dominates":
         "paper: FAILS -> HOLDS over seeds, restated as the paper states it (the envelope "
         "clears the better extreme at the smaller noise levels; at the largest, local-only "
