@@ -334,6 +334,26 @@ def test_a_published_config_reads_back_its_non_finite_floats() -> None:
     assert run_keys.run_key(config) == run_keys.run_key(entry["config"])
 
 
+def test_seed_siblings_share_tier_code_and_every_field_but_the_seed() -> None:
+    def entry(tier: str, module: str, **config: object) -> dict[str, object]:
+        return {"tier": tier, "module": module, "config": config}
+
+    runs = {
+        "a": entry("paper", "m", lr=0.1, seed=0, grid=[1, "inf"]),
+        "b": entry("paper", "m", lr=0.1, seed=1, grid=[1, "inf"]),
+        "c": entry("paper", "m", lr=0.1, repeat=2, grid=[1, "inf"]),  # a seed, named so
+        "d": entry("paper", "m", lr=0.2, seed=0, grid=[1, "inf"]),    # another setting
+        "e": entry("quick", "m", lr=0.1, seed=0, grid=[1, "inf"]),    # another tier
+        "f": entry("paper", "n", lr=0.1, seed=3, grid=[1, "inf"]),    # another code
+        "g": entry("paper", "m", lr=0.1, seed=4, grid=[1, 2]),        # another nested value
+    }
+    assert published.seed_siblings(runs, "a") == ["a", "b", "c"]
+    assert published.seed_siblings(runs, "d") == ["d"]
+    every = published.seed_sibling_sets(runs)
+    assert every == {k: published.seed_siblings(runs, k) for k in runs}
+    assert every["c"] == ["a", "b", "c"] and every["e"] == ["e"] and every["g"] == ["g"]
+
+
 def test_the_tier_page_prefixes_section_labels_and_references_to_them(tmp_path: Path) -> None:
     import nbformat
 

@@ -19,6 +19,7 @@ from fedlib.runs.published import (
     config_of,
     is_current,
     published_experiments,
+    seed_sibling_sets,
     seed_siblings,
     status_table,
 )
@@ -47,12 +48,13 @@ def _cheapest_current_runs(experiments: list[str]) -> tuple[str, list[str]] | No
     best = None
     for experiment in experiments:
         runs = PublishedStore(experiment).runs()
+        siblings = seed_sibling_sets(runs)
         for group in {tuple(entry["group"]) for entry in runs.values()}:
             if not all(k in runs and is_current(k, runs[k])
                        for k in group):
                 continue
             keys = list(group[:1])
-            if len(seed_siblings(runs, keys[0])) < 2:
+            if len(siblings[keys[0]]) < 2:
                 continue
             cost = (sum(runs[k]["cpu_seconds"] or 0 for k in keys), experiment, keys)
             best = min(best, cost) if best else cost

@@ -1101,16 +1101,27 @@ SEED_FIELDS = ("seed", "repeat", "split_seed")
 """The config fields that name a run's draw of randomness (not its setting)."""
 
 
+def _setting(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """A run's tier, code and config without the fields that name its seed."""
+    config = {k: v for k, v in entry["config"].items() if k not in SEED_FIELDS}
+    return entry.get("tier"), entry.get("module"), _canonical_json(config)
+
+
 def seed_siblings(runs: dict[str, dict[str, Any]], key: str) -> list[str]:
     """The published runs (of ``runs``, a manifest's entries) of the same tier, code and
     setting as ``key`` at every seed, ``key`` among them: their spread is what a draw of
     randomness alone changes."""
-    def setting(entry: dict[str, Any]) -> tuple[Any, ...]:
-        config = {k: v for k, v in config_of(entry).items() if k not in SEED_FIELDS}
-        return entry.get("tier"), entry.get("module"), _canonical_json(config)
+    mine = _setting(runs[key])
+    return sorted(k for k, entry in runs.items() if _setting(entry) == mine)
 
-    mine = setting(runs[key])
-    return sorted(k for k, entry in runs.items() if setting(entry) == mine)
+
+def seed_sibling_sets(runs: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """:func:`seed_siblings` of every run of ``runs`` at once (one pass over the
+    manifest, where asking run by run costs a pass per run)."""
+    by_setting: dict[tuple[Any, ...], list[str]] = {}
+    for k, entry in runs.items():
+        by_setting.setdefault(_setting(entry), []).append(k)
+    return {k: sorted(keys) for keys in by_setting.values() for k in keys}
 
 
 def published_experiments(root: Path | None = None) -> list[str]:

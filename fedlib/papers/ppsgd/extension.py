@@ -1,15 +1,16 @@
 """Bietti et al. (2022), PPSGD: a grid of step sizes whose optimum sits on its edge is
 extended.
 
-Every curve the chapter draws is the best over a grid of step sizes, and neither end of
-such a grid bounds the step size (a step is > 0, with no upper bound). Where the best step
-of a drawn curve (the median over its seeds, as the claims read it) lies on an end of its
-grid at an iteration the chapter reads, the next step beyond that end is run for that curve
-alone: every seed of it, every other field of its configs unchanged. That is repeated,
-at most :data:`EXTENSIONS_PER_END` steps beyond each end, until the best step lies inside
-the grid or the extensions run out (:func:`extend`). The steps continue the grid's spacing
-(:func:`steps_beyond`). The runs are those of the figure's own runner, with the configs it
-already accepts, so a run of an extension is stored and published as any other.
+Every curve the chapter draws or its claims read is the best over a grid of step sizes,
+and neither end of such a grid bounds the step size (a step is > 0, with no upper bound).
+Where the best step of such a curve (the median over its seeds, as the claims read it)
+lies on an end of its grid at an iteration the chapter reads, the next step beyond that
+end is run for that curve alone: every seed of it, every other field of its configs
+unchanged. That is repeated, at most :data:`EXTENSIONS_PER_END` steps beyond each end,
+until the best step lies inside the grid or the extensions run out (:func:`extend`). The
+steps continue the grid's spacing (:func:`steps_beyond`). The runs are those of the
+figure's own runner, with the configs it already accepts, so a run of an extension is
+stored and published as any other.
 
 The chapter reads the extensions of the CNN's grids of Figure 1d from stored runs only (a
 CNN run of the paper tier takes minutes): ``python -m fedlib.papers.ppsgd.extension --tier
@@ -340,8 +341,9 @@ def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, s
     at the iterations its claims read: Figure 1a (synthetic) at every iteration a claim or
     note reads, every curve at the plots' clipping norm (:func:`synthetic_curves`); Figure
     1c at the end, every curve (Figure 2 draws them all); Figure 1d at the end, the
-    plotted noise and personalization levels, from stored runs only (``compute_cnn``:
-    computed where not stored, as :func:`_main` does)."""
+    plotted noise levels at every level of personalization (its claims read the best of
+    sets of levels, drawn or not), from stored runs only (``compute_cnn``: computed where
+    not stored, as :func:`_main` does)."""
     experiment.check_figure(figure)
     if figure == "1a":
         grid = setup.synthetic
@@ -358,8 +360,7 @@ def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, s
                       experiment_name=grid.experiment,
                       max_group_size=experiment.EMNIST_GROUP_SIZE, **sweep_args)
     return extend(runs, configs, base_steps=grid.steps,
-                  read=lambda r: accuracy_curves(r, grid.panel_sigmas,
-                                                 experiment.EMNIST_FIGURE_ALPHA_Q),
+                  read=lambda r: accuracy_curves(r, grid.panel_sigmas),
                   experiment_name=grid.experiment,
                   max_group_size=experiment.EMNIST_GROUP_SIZE, compute=compute_cnn,
                   part=f"Figure 1d's extensions of its grid of steps ({scale} tier)",

@@ -227,3 +227,29 @@ def test_the_command_computes_the_cnn_extensions_the_chapter_then_reads(mirror) 
     after = read()
     assert not after.left_out and after.runs_added > 0
     assert set(after.runs.loc[after.runs[readouts.EXTENDED], "seed"]) == set(runs["seed"])
+
+
+def test_figure_1d_extends_every_level_its_claims_read_not_only_those_it_draws(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Large alpha is best at poor privacy" reads the best of alpha*Q >= 10 (30 and 100
+    are not drawn), so their curves' step grids are extended too."""
+    seen = {}
+
+    def spy(runs, configs, *, read, **kwargs):
+        seen["read"] = read
+        return None
+
+    monkeypatch.setattr(extension, "extend", spy)
+    monkeypatch.setattr(extension, "figure_configs", lambda *a, **k: [])
+    setup = experiment.tier("smoke")
+    extension.extend_figure(pd.DataFrame(), setup, 0, "smoke", "1d")
+    levels = (0.0, 0.3, 3.0, 30.0, 100.0, INF)
+    assert not set(levels[1:-1]) & set(experiment.EMNIST_FIGURE_ALPHA_Q)
+    sigma = max(setup.cnn.panel_sigmas)
+    runs = pd.DataFrame([
+        {"clip": 1.0, "noise_multiplier": s, "alpha_q": a, "step": step, "iteration": 10,
+         "seed": seed, "epsilon": 1.0, "accuracy": 0.5 + 0.1 * step}
+        for a in levels for s in (sigma, 1234.0) for seed in SEEDS for step in (0.5, 1.0)])
+    curves = seen["read"](runs)
+    assert set(curves["alpha_q"]) == set(levels)
+    assert set(curves["noise_multiplier"]) == {sigma}
