@@ -109,3 +109,16 @@ def test_an_axis_refuses_a_value_it_does_not_have():
         LR.neighbours(0.3)
     assert K.ladder() == [1, 2, 5, 10, 20]
     assert LR.ladder()[:2] == [0.0025, 0.005]
+
+
+def test_an_extension_that_would_cross_a_bound_lands_on_it_and_stops_there():
+    # k's natural top is the largest layer (here 30): past 10 come 20, then 30, not 40.
+    capped = Axis("k", (1, 2, 5, 10), factor=2.0, lowest=1, highest=30, max_extensions=4)
+    assert capped.ladder() == [1, 2, 5, 10, 20, 30]
+    assert capped.beyond(20, "high") == 30 and capped.beyond(30, "high") is None
+    assert Axis("lr", (0.4, 0.8), lowest=0.3).beyond(0.4, "low") == 0.3
+    runs, _ = search((capped,), lambda p: p["k"], {"k": 1})  # always larger is better
+    chosen = choose_one(runs, (capped,))
+    assert chosen["k"] == 30 and chosen["k_edge"] == "bound"
+    assert chosen["k_position"] == "6th of 6 (at the bound k <= 30)"
+    assert open_edges(chosen, (capped,)) == []

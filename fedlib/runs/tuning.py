@@ -153,17 +153,19 @@ class Axis:
 
     def beyond(self, value: float, side: str) -> float | None:
         """The next value past ``value`` on ``side`` (``"low"`` or ``"high"``), or None
-        where the axis' bound leaves none."""
+        where the axis' bound leaves none; a step that would cross the bound lands on it."""
         nxt = value * self.factor if side == "high" else value / self.factor
         if self.integer:
             nxt = int(round(nxt))
             if nxt == value:
                 nxt = value + (1 if side == "high" else -1)
-        if side == "low" and self.lowest is not None and nxt < self.lowest:
+        bound = self.lowest if side == "low" else self.highest
+        if bound is None:
+            return nxt
+        if value == bound or (value < bound if side == "low" else value > bound):
             return None
-        if side == "high" and self.highest is not None and nxt > self.highest:
-            return None
-        return nxt
+        # The bound itself is the last value past an edge.
+        return max(nxt, bound) if side == "low" else min(nxt, bound)
 
 
 def _scores(runs: pd.DataFrame, axes: Sequence[Axis], metric: str) -> pd.DataFrame:

@@ -12,8 +12,10 @@ are tuned: the settings that decide the most verdicts first), within the declare
 2. PFA and PFA+ at every k of the grid, at their chosen rate; then the rates again at
    the chosen k where it moved, until each method's choice is on a line whose whole
    grid was tried (a coordinate search);
-3. a choice on an edge of the grid is extended past it (at most two values), unless the
-   edge is a bound of the hyperparameter (k = 1).
+3. a choice on an edge of the grid is extended past it (the rate: at most two values; k:
+   doubling up to its bound, the model's largest layer, where PFA and PFA+ project
+   nothing and are WeiAvg, whose runs stand for theirs there), unless the edge is a
+   bound of the hyperparameter (k = 1).
 
 A setting whose tuning is not complete, or whose choice still sits on an open edge, is
 *untuned*: its claims are not testable, and the chapter says why.
@@ -26,16 +28,20 @@ values, resumable; ``--list`` prints each setting with its progress.
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
+import torch
 
 from fedlib.papers.pfa import experiment, tuning
 from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS, _sweep_configs
 from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
 from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
+from fedlib.runs.keys import config_text
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 
 BUDGET = TuningBudget(round_share=0.3, seeds=(100,), n_validation=5000)
@@ -44,14 +50,58 @@ seed + 100, none of the seeds the verdicts read), scored on 5,000 training examp
 client holds."""
 LR_AXIS = Axis("lr", experiment.PAPER_LR_GRID, factor=2.0, max_extensions=2)
 K_AXIS = Axis("k", experiment.PAPER_K_GRID, factor=2.0, lowest=1, max_extensions=2)
+"""k as the paper gives it; a setting's axis (:func:`k_axis`) adds its model's bound."""
 START = {"lr": experiment.PAPER_LR_GRID[0], "k": 1}
 """Where the search starts: the rate is searched first (its whole grid), at k = 1."""
 TUNED_AGGREGATORS = experiment.MAIN_AGGREGATORS
+PROJECTED = ("pfa", "pfa+")
+NO_PROJECTION = "weiavg"
+"""What PFA and PFA+ are at their largest k. Each layer is projected on min(k, its size)
+directions, so once k reaches the model's largest layer every projection is the identity
+and both aggregate as WeiAvg does (the epsilon-weighted mean of every update): a tuning
+run at that bound is WeiAvg's run at the same rate."""
 
 
-def axes(aggregator: str) -> tuple[Axis, ...]:
-    """The hyperparameters tuned for ``aggregator``: the rate, and k for PFA and PFA+."""
-    return (LR_AXIS, K_AXIS) if aggregator in ("pfa", "pfa+") else (LR_AXIS,)
+@functools.cache
+def largest_layer(model: str) -> int:
+    """The size of the largest parameter tensor of the paper's ``model``: the k past which
+    PFA and PFA+ project nothing (the global random state is left as it was)."""
+    with torch.random.fork_rng(devices=[]):
+        return max(p.numel() for p in experiment.build_model(model, 0).parameters())
+
+
+def k_axis(where: Setting) -> Axis:
+    """The setting's k: the paper's grid, extended by doubling up to its natural bound,
+    the model's largest layer (:data:`NO_PROJECTION`)."""
+    top = largest_layer(where.model)
+    steps = max(K_AXIS.max_extensions, math.ceil(math.log2(top / max(K_AXIS.values))))
+    return replace(K_AXIS, highest=top, max_extensions=steps)
+
+
+def axes(aggregator: str, where: Setting) -> tuple[Axis, ...]:
+    """The hyperparameters tuned for ``aggregator`` in the setting ``where``: the rate,
+    and k for PFA and PFA+."""
+    return (LR_AXIS, k_axis(where)) if aggregator in PROJECTED else (LR_AXIS,)
+
+
+def _arm_table(table: pd.DataFrame, aggregator: str, where: Setting) -> pd.DataFrame:
+    """The tuning runs one method's choice reads: its own, and for PFA and PFA+ those of
+    WeiAvg's runs that stand for theirs at the bound of k (:data:`NO_PROJECTION`) where
+    their search reached it: at each rate tried on the rung below the bound (the bound is
+    that rung's neighbour), and at every rate once the choice is at the bound (the search
+    then tries the bound's whole line of rates)."""
+    mine = table[table["aggregator"] == aggregator]
+    if aggregator not in PROJECTED or mine.empty:
+        return mine
+    axis = k_axis(where)
+    below, _ = axis.neighbours(axis.highest)
+    limit = table[table["aggregator"] == NO_PROJECTION].assign(aggregator=aggregator,
+                                                                k=axis.highest)
+    reached = limit[limit["lr"].isin(set(mine.loc[mine["k"] == below, "lr"]))]
+    joined = pd.concat([mine, reached], ignore_index=True)
+    if not reached.empty and choose_one(joined, axes(aggregator, where))["k"] == axis.highest:
+        joined = pd.concat([mine, limit], ignore_index=True)
+    return joined
 
 
 @dataclass(frozen=True)
@@ -141,7 +191,10 @@ def paper_configs(where: Setting, seed: int, setup: experiment.PfaSetup | None =
 def tuning_config(where: Setting, seed: int, aggregator: str, point: dict[str, Any],
                   setup: experiment.PfaSetup | None = None) -> dict[str, Any]:
     """The config of one tuning run: the setting's paper-tier run on the tuning seed,
-    with the validation set, stopped at the budget's share of its rounds."""
+    with the validation set, stopped at the budget's share of its rounds (PFA or PFA+ at
+    the bound of k: WeiAvg's, :data:`NO_PROJECTION`)."""
+    if aggregator in PROJECTED and point.get("k", START["k"]) >= k_axis(where).highest:
+        return tuning_config(where, seed, NO_PROJECTION, {"lr": point["lr"]}, setup)
     bases = [c for c in paper_configs(where, seed, setup) if c["seed"] == seed]
     if not bases:
         raise ValueError(f"the setting {where.name!r} has no runs at this tier (its figures "
@@ -153,6 +206,19 @@ def tuning_config(where: Setting, seed: int, aggregator: str, point: dict[str, A
             "tuning_rounds": BUDGET.rounds(base["rounds"]), "aggregator": aggregator,
             "projection": "public", "lr": float(point["lr"]),
             "k": int(point.get("k", START["k"]))}
+
+
+def _distinct(new: list[dict[str, Any]], planned: list[dict[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """``new`` without the configs already planned or repeated (WeiAvg's runs stand for
+    PFA's and PFA+'s at the bound of k, so two methods may ask for the same run)."""
+    seen = {config_text(c) for c in planned}
+    kept = []
+    for config in new:
+        if config_text(config) not in seen:
+            seen.add(config_text(config))
+            kept.append(config)
+    return kept
 
 
 def scores(runs: pd.DataFrame) -> pd.DataFrame:
@@ -198,8 +264,15 @@ class Tuning:
             if row.empty:
                 reasons[aggregator] = "not run"
                 continue
-            edges = open_edges(row.iloc[0].to_dict(), axes(aggregator))
-            if edges:
+            edges = open_edges(row.iloc[0].to_dict(), axes(aggregator, self.setting))
+            if aggregator in PROJECTED and row.iloc[0]["k"] >= largest_layer(
+                    self.setting.model):
+                reasons[aggregator] = (
+                    f"k chosen at its bound, the model's largest layer (k = "
+                    f"{row.iloc[0]['k']:g}), where {experiment.LABELS[aggregator]} projects "
+                    f"nothing and is {experiment.LABELS[NO_PROJECTION]}: read "
+                    f"{experiment.LABELS[NO_PROJECTION]} in its place")
+            elif edges:
                 reasons[aggregator] = "; ".join(
                     f"{name} chosen at {row.iloc[0][name]:g}, "
                     f"{row.iloc[0][name + '_position']}" for name in edges)
@@ -216,9 +289,10 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
     for _ in range(max_steps):
         new = []
         for aggregator in TUNED_AGGREGATORS:
-            mine = table[table["aggregator"] == aggregator]
-            for point in next_points(mine, axes(aggregator), START):
+            mine = _arm_table(table, aggregator, where)
+            for point in next_points(mine, axes(aggregator, where), START):
                 new.append(tuning_config(where, seed, aggregator, point, setup))
+        new = _distinct(new, planned)
         if not new:
             break
         try:
@@ -240,10 +314,10 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
         table = scores(runs)
     choices = []
     for aggregator in TUNED_AGGREGATORS:
-        mine = table[table["aggregator"] == aggregator]
+        mine = _arm_table(table, aggregator, where)
         if len(mine):
             choices.append({"aggregator": aggregator,
-                            **choose_one(mine, axes(aggregator))})
+                            **choose_one(mine, axes(aggregator, where))})
     return Tuning(where, table, pd.DataFrame(choices), pending)
 
 

@@ -138,3 +138,21 @@ def test_upload_bytes_count_four_bytes_per_float_sent() -> None:
     assert upload_bytes(logr, 3, 21, k=1) == 4 * (3 * 7850 + 21 * 2)
     # k larger than a layer sends the layer's size at most.
     assert upload_bytes(logr, 3, 21, k=64) == 4 * (3 * 7850 + 21 * (64 + 10))
+
+
+def test_at_k_equal_to_the_layer_size_pfa_and_pfa_plus_are_weiavg() -> None:
+    """Why the tuning of k is bounded by the largest layer: a complete basis projects
+    nothing, so both methods aggregate as the epsilon-weighted mean of every update."""
+    u = _updates(n=8, p=9, seed=5)
+    eps = torch.tensor([10.0, 9.5, 9.0, 0.1, 0.2, 0.1, 0.3, 0.1], dtype=torch.float64)
+    public = eps > 5
+    sub = public_subspace(u[public], 9, torch.Generator().manual_seed(0))
+    assert sub.basis.shape == (9, 9)
+    everyone = weighted_average(u, eps)
+    np.testing.assert_allclose(projected_average(u, eps, public, sub), everyone, atol=1e-12)
+    got = pfa_plus_average(u[public], sub.coefficients(u[~public]), eps[public], eps[~public],
+                           sub)
+    np.testing.assert_allclose(got, everyone, atol=1e-12)
+    # One direction fewer projects something away.
+    short = public_subspace(u[public], 8, torch.Generator().manual_seed(0))
+    assert not np.allclose(projected_average(u, eps, public, short), everyone, atol=1e-6)

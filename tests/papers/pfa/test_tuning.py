@@ -120,3 +120,51 @@ def test_a_setting_is_read_over_three_seeds_at_least(synthetic, monkeypatch, sto
                               "aggregator": "fedavg", "projection": "public", "lr": 0.1,
                               "k": 1, "seed": 0}])
         assert "read over at least 3 seeds" in protocol.apply(runs)["untuned"].iloc[0]
+
+
+def test_k_is_bounded_by_the_largest_layer_where_pfa_is_weiavg() -> None:
+    # PFA's CNN: its largest tensor is the first dense layer, 32 * 4 * 4 inputs by 32.
+    assert tuned.largest_layer("cnn") == 32 * 4 * 4 * 32
+    assert tuned.largest_layer("logr") == 28 * 28 * 10
+    before = torch.random.get_rng_state()
+    tuned.largest_layer.cache_clear()
+    tuned.largest_layer("cnn")
+    assert torch.equal(torch.random.get_rng_state(), before)  # the global draw is untouched
+    where = tuned.setting("mnist-cnn-uniform")
+    axis = tuned.k_axis(where)
+    assert axis.ladder() == [1, 2, 5, 10, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+    assert axis.beyond(16384, "high") is None
+    assert tuned.k_axis(tuned.setting("mnist-logr-mixgauss1")).ladder()[-3:] == [2048, 4096,
+                                                                                 7840]
+    # A tuning run of PFA or PFA+ at the bound is WeiAvg's at the same rate.
+    setup = pfa.tier("paper")
+    at_bound = tuned.tuning_config(where, 0, "pfa+", {"lr": 0.05, "k": 16384}, setup)
+    assert at_bound == tuned.tuning_config(where, 0, "weiavg", {"lr": 0.05}, setup)
+    below = tuned.tuning_config(where, 0, "pfa+", {"lr": 0.05, "k": 8192}, setup)
+    assert (below["aggregator"], below["k"]) == ("pfa+", 8192)
+
+
+def _row(aggregator, lr, k, score):
+    return {"aggregator": aggregator, "lr": lr, "k": k, "seed": 100, "val_accuracy": score}
+
+
+def test_weiavg_stands_for_pfa_at_the_bound_only_where_the_search_reached_it() -> None:
+    where = tuned.setting("mnist-cnn-uniform")
+    weiavg = [_row("weiavg", lr, 1, s) for lr, s in ((0.01, 0.70), (0.025, 0.80),
+                                                    (0.05, 0.90))]
+    grid = [_row("pfa", lr, 1, 0.5) for lr in (0.01, 0.025, 0.05)]
+    early = tuned._arm_table(pd.DataFrame(weiavg + grid), "pfa", where)
+    assert set(early["aggregator"]) == {"pfa"} and set(early["k"]) == {1}  # not reached
+    # The search stands on the rung below the bound at 0.025: WeiAvg at 0.025 is its
+    # neighbour; it scores higher, so the choice moves to the bound, whose whole line of
+    # rates is then read (WeiAvg's grid).
+    reached = tuned._arm_table(pd.DataFrame(weiavg + grid + [_row("pfa", 0.025, 8192, 0.75)]),
+                               "pfa", where)
+    at_bound = reached[reached["k"] == 16384]
+    assert sorted(at_bound["lr"]) == [0.01, 0.025, 0.05]
+    # Where the bound's neighbour loses, only it is read.
+    lost = tuned._arm_table(pd.DataFrame(weiavg + grid + [_row("pfa", 0.025, 8192, 0.85)]),
+                            "pfa", where)
+    assert sorted(lost.loc[lost["k"] == 16384, "lr"]) == [0.025]
+    assert tuned._arm_table(pd.DataFrame(weiavg + grid), "weiavg", where)["k"].tolist() == [
+        1, 1, 1]
