@@ -494,8 +494,9 @@ display(pd.concat(tradeoffs))
 # The paper computes $\varepsilon$ with the moments (RDP) accountant, one Gaussian step
 # per iteration that releases the global model, with sampling rate $Q/N$ (the users are
 # sampled without replacement, while the accountant assumes Poisson sampling, as in the
-# authors' code). The same noise under the PLD accountant, at the end of each figure's
-# training:
+# authors' code). The same noise under tight accounting, at the end of each figure's
+# training: where every user takes part (Figure 1a), the exact curve of the composed
+# Gaussian mechanism; where users are sampled, the PLD accountant:
 
 # %%
 privacy = readouts.privacy_table(setup, runs_1c, runs_1d)
@@ -507,7 +508,8 @@ glue("ppsgd_privacy_table", privacy.style.hide(axis="index").format(precision=3)
 # :name: tab-ppsgd-privacy
 #
 # $\varepsilon$ at $\delta=10^{-4}$ of the released global model at the end of training,
-# under the RDP accountant the authors used and under the PLD accountant (tighter).
+# under the RDP accountant the authors used and under tight accounting (the exact
+# Gaussian curve for Figure 1a, the PLD accountant for the sampled EMNIST figures).
 # Local-only runs ($\alpha Q=0$) release nothing.
 # ```
 #

@@ -4,6 +4,8 @@
 Gaussian mechanism under Google ``dp_accounting`` (RDP and PLD) and Opacus (RDP,
 a cross-check), and calibrates noise to a budget. :mod:`fedlib.privacy.calibration`
 holds the closed-form noise formulas exactly as each reproduced paper states them.
+:mod:`fedlib.privacy.gaussian` gives the exact epsilon of a Gaussian mechanism composed
+without subsampling (what PLD converges to there, in closed form).
 """
 
 from fedlib.privacy.accounting import (

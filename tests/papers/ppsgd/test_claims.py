@@ -624,7 +624,7 @@ def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> N
     runs_1d = pd.DataFrame({"n_users": [20], "iterations": [3]})
     table = readouts.privacy_table(setup, runs_1c, runs_1d)
     assert list(table.columns) == ["figure", "users N", "rate Q/N", "iterations T", "sigma",
-                                   "eps RDP", "eps PLD"]
+                                   "eps RDP", "eps tight"]
     assert list(table["figure"]) == ["1a synthetic", "1c EMNIST linear", "1d EMNIST CNN"]
     assert list(table["users N"]) == [50, 25, 20]  # each EMNIST figure its own writers
     assert table.iloc[2]["rate Q/N"] == 10 / 20
@@ -633,9 +633,14 @@ def test_privacy_table_has_one_row_per_private_noise_level_of_each_figure() -> N
     row = table.iloc[1]
     assert row["rate Q/N"] == 10 / 25
     assert row["eps RDP"] == epsilon(3.0, 0.4, 40, experiment.DELTA, accountant="rdp")
-    assert row["eps PLD"] == epsilon(3.0, 0.4, 40, experiment.DELTA, accountant="pld")
+    assert row["eps tight"] == epsilon(3.0, 0.4, 40, experiment.DELTA, accountant="pld")
     assert table.iloc[0]["eps RDP"] == epsilon(100.0, 1.0, 40, experiment.DELTA,
                                                accountant="rdp")
+    # Every user takes part in Figure 1a: its tight epsilon is the exact Gaussian curve,
+    # which the PLD accountant approaches from above.
+    exact = table.iloc[0]["eps tight"]
+    pld = epsilon(100.0, 1.0, 40, experiment.DELTA, accountant="pld")
+    assert exact <= pld and exact == pytest.approx(pld, rel=2e-3)
 
 
 def test_emnist_tables_and_notes() -> None:
