@@ -37,9 +37,11 @@ def gaussian_mu(noise_multiplier: float, steps: int) -> float:
 def _log_delta(epsilon: float, mu: float) -> float:
     """log delta(epsilon) of a mu-Gaussian mechanism, in log space (exp(epsilon) alone
     overflows past epsilon = 709)."""
-    upper = log_ndtr(-epsilon / mu + mu / 2)
-    lower = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    return float(upper + math.log1p(-math.exp(min(lower - upper, 0.0))))
+    upper = float(log_ndtr(-epsilon / mu + mu / 2))
+    lower = float(epsilon + log_ndtr(-epsilon / mu - mu / 2))
+    if lower >= upper:  # equal to rounding: delta is below what a float resolves
+        return -math.inf
+    return upper + math.log1p(-math.exp(lower - upper))
 
 
 def gaussian_delta(epsilon: float, mu: float) -> float:
@@ -62,8 +64,13 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float) -> float
     target = math.log(delta)
     if _log_delta(0.0, mu) <= target:
         return 0.0
-    # delta(epsilon) <= exp(-(epsilon - mu^2 / 2)^2 / (2 mu^2)) past mu^2 / 2 (a Gaussian
-    # tail bound), so this epsilon is past the answer.
-    high = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1.0
-    return float(brentq(lambda e: _log_delta(e, mu) - target, 0.0, high, xtol=1e-12,
-                        rtol=1e-12, maxiter=500))
+    # delta(epsilon) <= Phi(mu / 2 - epsilon / mu) <= exp(-(epsilon / mu - mu / 2)^2 / 2) / 2
+    # past mu^2 / 2 (a Gaussian tail bound), so delta(high) <= delta / 2: the answer lies
+    # below high.
+    high = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta))
+    floor = -1e300  # brentq needs finite values where delta underflows
+
+    def gap(e: float) -> float:
+        return max(_log_delta(e, mu), floor) - target
+
+    return float(brentq(gap, 0.0, high, xtol=1e-12, rtol=1e-12, maxiter=500))

@@ -62,3 +62,13 @@ def test_edges_and_bad_input() -> None:
         gaussian_epsilon(-1.0, 10, 1e-5)
     with pytest.raises(ValueError, match="epsilon"):
         gaussian_delta(-1.0, 1.0)
+
+
+@pytest.mark.parametrize(("sigma", "delta"), [(3e4, 1e-6), (2e4, 1e-10), (1e5, 1e-6)])
+def test_tiny_mu_where_delta_alone_almost_covers_it(sigma, delta) -> None:
+    # delta(0) = Phi(mu / 2) - Phi(-mu / 2), about mu / sqrt(2 pi) for small mu.
+    mu = gaussian_mu(sigma, 1)
+    assert gaussian_delta(0.0, mu) == pytest.approx(mu / math.sqrt(2 * math.pi), rel=1e-6)
+    eps = gaussian_epsilon(sigma, 1, delta)
+    assert 0 < eps < 1e-3
+    assert gaussian_delta(eps, mu) == pytest.approx(delta, rel=1e-6)

@@ -91,6 +91,8 @@ def _arm_table(table: pd.DataFrame, aggregator: str, where: Setting) -> pd.DataF
     that rung's neighbour), and at every rate once the choice is at the bound (the search
     then tries the bound's whole line of rates)."""
     mine = table[table["aggregator"] == aggregator]
+    if aggregator == NO_PROJECTION:
+        return _own_search(mine, axes(aggregator, where))
     if aggregator not in PROJECTED or mine.empty:
         return mine
     axis = k_axis(where)
@@ -208,6 +210,24 @@ def tuning_config(where: Setting, seed: int, aggregator: str, point: dict[str, A
             "k": int(point.get("k", START["k"]))}
 
 
+def _own_search(rows: pd.DataFrame, searched: tuple[Axis, ...]) -> pd.DataFrame:
+    """The rows of ``rows`` (one method's tuning runs) that its own search asked for,
+    replayed from the start: WeiAvg's runs also stand for PFA's and PFA+'s at the bound
+    of k, and a rate their search asked for there must not move WeiAvg's own choice."""
+    names = [a.name for a in searched]
+    kept = rows.iloc[:0]
+    while True:
+        points = next_points(kept, searched, START)
+        wanted = {tuple(float(p[n]) for n in names) for p in points}
+        key = rows[names].astype(float).apply(tuple, axis=1) if len(rows) else pd.Series(
+            [], dtype=object)
+        found = rows[key.isin(wanted)] if len(rows) else rows
+        found = found[~found.index.isin(kept.index)]
+        if found.empty:
+            return kept
+        kept = pd.concat([kept, found])
+
+
 def _distinct(new: list[dict[str, Any]], planned: list[dict[str, Any]]
               ) -> list[dict[str, Any]]:
     """``new`` without the configs already planned or repeated (WeiAvg's runs stand for
@@ -265,35 +285,38 @@ class Tuning:
                 reasons[aggregator] = "not run"
                 continue
             edges = open_edges(row.iloc[0].to_dict(), axes(aggregator, self.setting))
+            why = [f"{name} chosen at {row.iloc[0][name]:g}, "
+                   f"{row.iloc[0][name + '_position']}" for name in edges]
             if aggregator in PROJECTED and row.iloc[0]["k"] >= largest_layer(
                     self.setting.model):
-                reasons[aggregator] = (
-                    f"k chosen at its bound, the model's largest layer (k = "
-                    f"{row.iloc[0]['k']:g}), where {experiment.LABELS[aggregator]} projects "
-                    f"nothing and is {experiment.LABELS[NO_PROJECTION]}: read "
-                    f"{experiment.LABELS[NO_PROJECTION]} in its place")
-            elif edges:
-                reasons[aggregator] = "; ".join(
-                    f"{name} chosen at {row.iloc[0][name]:g}, "
-                    f"{row.iloc[0][name + '_position']}" for name in edges)
+                why.insert(0, f"k chosen at its bound, the model's largest layer (k = "
+                              f"{row.iloc[0]['k']:g}), where {experiment.LABELS[aggregator]} "
+                              f"projects nothing and is {experiment.LABELS[NO_PROJECTION]}: "
+                              f"read {experiment.LABELS[NO_PROJECTION]} in its place")
+            if why:
+                reasons[aggregator] = "; ".join(why)
         return reasons
 
 
 def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool = False,
-         setup: experiment.PfaSetup | None = None, max_steps: int = 12) -> Tuning:
+         setup: experiment.PfaSetup | None = None, max_steps: int = 30) -> Tuning:
     """Run (or read, where only stored runs may be read) the setting's tuning search to
-    its end, or as far as stored runs go."""
+    its end, or as far as stored runs go (or ``max_steps`` steps: the points still asked
+    for then are pending). A point is pending for the method whose search asked for it
+    (PFA's and PFA+'s at the bound of k are WeiAvg's runs)."""
     planned: list[dict[str, Any]] = []
     pending: dict[str, int] = {}
     table = scores(pd.DataFrame())
-    for _ in range(max_steps):
-        new = []
-        for aggregator in TUNED_AGGREGATORS:
-            mine = _arm_table(table, aggregator, where)
-            for point in next_points(mine, axes(aggregator, where), START):
-                new.append(tuning_config(where, seed, aggregator, point, setup))
-        new = _distinct(new, planned)
+    for step in range(max_steps + 1):
+        asked = [(aggregator, tuning_config(where, seed, aggregator, point, setup))
+                 for aggregator in TUNED_AGGREGATORS
+                 for point in next_points(_arm_table(table, aggregator, where),
+                                          axes(aggregator, where), START)]
+        new = _distinct([config for _, config in asked], planned)
         if not new:
+            break
+        if step == max_steps:
+            _count_pending(pending, asked, planned)
             break
         try:
             runs = tuning.run(planned + new, workers=workers, progress=progress)
@@ -306,7 +329,8 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
                     tuning.run([config], workers=workers, progress=False)
                     stored.append(config)
                 except MissingRunsError:
-                    pending[config["aggregator"]] = pending.get(config["aggregator"], 0) + 1
+                    pass
+            _count_pending(pending, asked, planned + stored)
             if stored:
                 table = scores(tuning.run(planned + stored, workers=workers, progress=False))
             break
@@ -319,6 +343,16 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
             choices.append({"aggregator": aggregator,
                             **choose_one(mine, axes(aggregator, where))})
     return Tuning(where, table, pd.DataFrame(choices), pending)
+
+
+def _count_pending(pending: dict[str, int], asked: list[tuple[str, dict[str, Any]]],
+                   have: list[dict[str, Any]]) -> None:
+    """Count in ``pending`` each point ``asked`` (by the method that asked for it) whose
+    run is not among ``have``."""
+    present = {config_text(c) for c in have}
+    for aggregator, config in asked:
+        if config_text(config) not in present:
+            pending[aggregator] = pending.get(aggregator, 0) + 1
 
 
 def tuned_configs(tuned: Tuning, seed: int, setup: experiment.PfaSetup | None = None

@@ -168,3 +168,52 @@ def test_weiavg_stands_for_pfa_at_the_bound_only_where_the_search_reached_it() -
     assert sorted(lost.loc[lost["k"] == 16384, "lr"]) == [0.025]
     assert tuned._arm_table(pd.DataFrame(weiavg + grid), "weiavg", where)["k"].tolist() == [
         1, 1, 1]
+
+
+def _closed_form_search(monkeypatch, score, missing=()):
+    """:func:`tuned.tune` on MNIST-CNN Uniform with tuning runs replaced by ``score`` of
+    each config (no training); the configs in ``missing`` are not stored."""
+    from fedlib.runs.cache import MissingRunsError
+    from fedlib.runs.keys import config_text
+
+    def run(configs, workers=None, progress=True):
+        if any(config_text(c) in missing for c in configs):
+            raise MissingRunsError("not stored")
+        return pd.DataFrame([{**c, "run_key": config_text(c), "round": r,
+                              "val_accuracy": score(c)} for c in configs for r in (1, 2)])
+
+    monkeypatch.setattr(tuned.tuning, "run", run)
+    monkeypatch.setattr(tuned, "TUNED_AGGREGATORS", ("weiavg", "pfa"))
+    return tuned.tune(tuned.setting("mnist-cnn-uniform"), 0, setup=pfa.tier("paper"))
+
+
+def _pfa_grows_with_k_at_lr_0_2(config):
+    import math
+
+    if config["aggregator"] == "weiavg":  # its own search stops at 0.01; 0.2 is better
+        return 0.9 if config["lr"] == 0.2 else 0.5 - abs(math.log2(config["lr"] / 0.01)) / 100
+    return 0.5 - abs(math.log2(config["lr"] / 0.2)) / 100 + math.log2(config["k"]) / 50
+
+
+def test_pfa_reaching_the_bound_does_not_move_weiavgs_own_choice(monkeypatch):
+    done = _closed_form_search(monkeypatch, _pfa_grows_with_k_at_lr_0_2)
+    chosen = done.choices.set_index("aggregator")
+    assert chosen.loc["pfa", "k"] == 16384 and chosen.loc["pfa", "k_edge"] == "bound"
+    assert chosen.loc["pfa", "lr"] == 0.2
+    # WeiAvg's run at 0.2 was asked for by PFA's search; WeiAvg's own stopped at 0.01.
+    assert 0.2 in set(done.table.loc[done.table["aggregator"] == "weiavg", "lr"])
+    assert chosen.loc["weiavg", "lr"] == 0.01
+    assert chosen.loc["weiavg", "runs"] == 6  # its grid, and nothing PFA asked for
+    assert "read WeiAvg in its place" in done.untuned()["pfa"]
+
+
+def test_a_missing_run_at_the_bound_is_pending_for_the_method_that_asked(monkeypatch):
+    where = tuned.setting("mnist-cnn-uniform")
+    at_bound = tuned.tuning_config(where, 0, "pfa", {"lr": 0.2, "k": 16384}, pfa.tier("paper"))
+    from fedlib.runs.keys import config_text
+
+    done = _closed_form_search(monkeypatch, _pfa_grows_with_k_at_lr_0_2,
+                               missing={config_text(at_bound)})
+    assert at_bound["aggregator"] == "weiavg"
+    assert done.pending == {"pfa": 1}
+    assert "tuning incomplete" in done.untuned()["pfa"] and "weiavg" not in done.untuned()
