@@ -1107,21 +1107,20 @@ def _setting(entry: dict[str, Any]) -> tuple[Any, ...]:
     return entry.get("tier"), entry.get("module"), _canonical_json(config)
 
 
-def seed_siblings(runs: dict[str, dict[str, Any]], key: str) -> list[str]:
-    """The published runs (of ``runs``, a manifest's entries) of the same tier, code and
-    setting as ``key`` at every seed, ``key`` among them: their spread is what a draw of
-    randomness alone changes."""
-    mine = _setting(runs[key])
-    return sorted(k for k, entry in runs.items() if _setting(entry) == mine)
-
-
 def seed_sibling_sets(runs: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
-    """:func:`seed_siblings` of every run of ``runs`` at once (one pass over the
-    manifest, where asking run by run costs a pass per run)."""
+    """For every run of ``runs`` (a manifest's entries), the published runs of the same
+    tier, code and setting at every seed, itself among them: their spread is what a draw
+    of randomness alone changes. One pass over the manifest: a caller asking for many
+    runs asks once."""
     by_setting: dict[tuple[Any, ...], list[str]] = {}
     for k, entry in runs.items():
         by_setting.setdefault(_setting(entry), []).append(k)
     return {k: sorted(keys) for keys in by_setting.values() for k in keys}
+
+
+def seed_siblings(runs: dict[str, dict[str, Any]], key: str) -> list[str]:
+    """:func:`seed_sibling_sets` of the run ``key`` alone."""
+    return seed_sibling_sets(runs)[key]
 
 
 def published_experiments(root: Path | None = None) -> list[str]:

@@ -85,7 +85,8 @@ def axes(aggregator: str, where: Setting) -> tuple[Axis, ...]:
 
 
 def _arm_table(table: pd.DataFrame, aggregator: str, where: Setting) -> pd.DataFrame:
-    """The tuning runs one method's choice reads: its own, and for PFA and PFA+ those of
+    """The tuning runs one method's choice reads: its own (WeiAvg's: those its own search
+    asked for, :func:`_own_search`), and for PFA and PFA+ those of
     WeiAvg's runs that stand for theirs at the bound of k (:data:`NO_PROJECTION`) where
     their search reached it: at each rate tried on the rung below the bound (the bound is
     that rung's neighbour), and at every rate once the choice is at the bound (the search
@@ -215,14 +216,13 @@ def _own_search(rows: pd.DataFrame, searched: tuple[Axis, ...]) -> pd.DataFrame:
     replayed from the start: WeiAvg's runs also stand for PFA's and PFA+'s at the bound
     of k, and a rate their search asked for there must not move WeiAvg's own choice."""
     names = [a.name for a in searched]
+    points = pd.Series([tuple(map(float, p)) for p in rows[names].itertuples(index=False)],
+                       index=rows.index, dtype=object)
     kept = rows.iloc[:0]
     while True:
-        points = next_points(kept, searched, START)
-        wanted = {tuple(float(p[n]) for n in names) for p in points}
-        key = rows[names].astype(float).apply(tuple, axis=1) if len(rows) else pd.Series(
-            [], dtype=object)
-        found = rows[key.isin(wanted)] if len(rows) else rows
-        found = found[~found.index.isin(kept.index)]
+        wanted = {tuple(float(p[n]) for n in names)
+                  for p in next_points(kept, searched, START)}
+        found = rows[points.isin(wanted) & ~rows.index.isin(kept.index)]
         if found.empty:
             return kept
         kept = pd.concat([kept, found])
@@ -287,8 +287,8 @@ class Tuning:
             edges = open_edges(row.iloc[0].to_dict(), axes(aggregator, self.setting))
             why = [f"{name} chosen at {row.iloc[0][name]:g}, "
                    f"{row.iloc[0][name + '_position']}" for name in edges]
-            if aggregator in PROJECTED and row.iloc[0]["k"] >= largest_layer(
-                    self.setting.model):
+            if (aggregator in PROJECTED
+                    and row.iloc[0]["k"] >= k_axis(self.setting).highest):
                 why.insert(0, f"k chosen at its bound, the model's largest layer (k = "
                               f"{row.iloc[0]['k']:g}), where {experiment.LABELS[aggregator]} "
                               f"projects nothing and is {experiment.LABELS[NO_PROJECTION]}: "
