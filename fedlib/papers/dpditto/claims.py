@@ -25,6 +25,7 @@ from fedlib.papers.dpditto.readouts import (
     common_rounds,
     comparison,
     ditto,
+    ditto_at,
     headline_table,
     read_panel,
     tuned_lambda,
@@ -330,9 +331,8 @@ def _tuned(runs: pd.DataFrame, panel: str, epsilon: float
     """Per seed, the grid index of DP-Ditto's lambda in [0, 1] (the paper's grid with its
     limits) with the best accuracy (mean over T) and the open edge it sits on
     (:func:`optima`: none, both ends are bounds); and the grid."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] >= 0) & (runs["lam"] <= 1)]
-    table = sel.groupby(["seed", "lam"])["accuracy"].mean().unstack("lam")
+    table = ditto_at(runs, panel, epsilon).groupby(["seed", "lam"])[
+        "accuracy"].mean().unstack("lam")
     index, edge = optima(table, lower_is_better=False,
                          open_edges=lambda_edges([float(lam) for lam in table.columns]))
     return index, edge, [float(lam) for lam in table.columns]
@@ -506,14 +506,9 @@ def critical_rounds(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) 
                      why=LOSS_WHY + f" ({scale:.4g})")
 
 
-def _lambda_runs(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
-    return runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-                & ((runs["epsilon"] == epsilon) | (runs["lam"] == 0))]
-
-
 def small_lambda_rises(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
     """For every lambda <= 0.05 accuracy is higher at the largest T than at the smallest."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     parts = []
     for lam in sorted(sel.loc[sel["lam"] <= 0.05, "lam"].unique()):
         curve = _by_rounds(sel[np.isclose(sel["lam"], lam)], "accuracy")
@@ -526,7 +521,7 @@ def small_lambda_rises(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdic
 
 def large_lambda_peaks(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
     """For every lambda >= 0.5 accuracy rises then falls: its best T lies inside the grid."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     parts = [(f"lambda={lam:g}", _interior(
         "test accuracy", _by_rounds(sel[np.isclose(sel["lam"], lam)], "accuracy"),
         lower_is_better=False, margin=ACCURACY_MARGIN, why=ACCURACY_WHY, trivial=CHANCE))
@@ -537,7 +532,7 @@ def large_lambda_peaks(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdic
 def smaller_lambda_fairer(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
     """Per seed, the Spearman correlation of lambda and the std (mean over T) over the
     lambda grid is strong and positive."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     table = sel.groupby(["seed", "lam"])["fairness"].mean().unstack("lam")
     rho = table.apply(lambda row: pd.Series(row.index).corr(pd.Series(row.to_numpy()),
                                                             method="spearman"), axis=1)
@@ -551,7 +546,7 @@ def fairness_wave(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdict:
     then falls, then rises again in T. The peak and the trough are read off the mean
     curve (peak inside the grid, trough after it and before the last T); each of the
     three moves must exceed :data:`FAIRNESS_MARGIN` of the curve's mean std."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     sel = sel[(sel["lam"] > 0) & (sel["lam"] < 1)]
     curve = _by_rounds(sel, "fairness")
     ts = sorted(curve)
@@ -577,7 +572,7 @@ def optimal_lambda_falls(runs: pd.DataFrame, panel: str, epsilon: float) -> Verd
     """Fig. 7(a): per seed, the lambda in [0, 1] with the lowest std falls as T grows; a
     part that reads an optimum on an open edge of the grid (:func:`lambda_edges`) is not
     testable."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     per_t, edges = {}, {}
     for t, g in sel.groupby("rounds"):
         table = g.groupby(["seed", "lam"])["fairness"].mean().unstack("lam")
@@ -595,7 +590,7 @@ def optimal_rounds_rise(runs: pd.DataFrame, panel: str, epsilon: float) -> Verdi
     """Fig. 7(b): per seed, the T with the lowest loss rises as lambda falls (falls as
     lambda grows); a part that reads an optimum on an open edge of the T grid (its
     largest T, and its smallest unless that is T = 1, a bound) is not testable."""
-    sel = _lambda_runs(runs, panel, epsilon)
+    sel = ditto_at(runs, panel, epsilon)
     sel = sel[sel["lam"] > 0]
     per_lam, edges = {}, {}
     for lam, g in sel.groupby("lam"):

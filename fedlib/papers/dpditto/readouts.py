@@ -117,13 +117,20 @@ def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.Data
     return sel
 
 
+def ditto_at(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
+    """DP-Ditto's runs of its lambda grid at ``epsilon``, with the method's limits: the
+    local models (lambda = 0), computed once without noise since they never see it (their
+    rows whatever their epsilon), and DP-FedAvg (lambda = 1)."""
+    return runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
+                & (runs["lam"] >= 0) & (runs["lam"] <= 1)
+                & ((runs["epsilon"] == epsilon) | (runs["lam"] == 0))]
+
+
 def tuned_lambda(runs: pd.DataFrame, panel: str, epsilon: float) -> float:
     """DP-Ditto's lambda with the best accuracy averaged over T and seeds, over its grid
-    with the method's limits: lambda = 0 (the local models) and lambda = 1 (DP-FedAvg),
-    so that an optimum on an edge is a bound of the method, not the end of a grid."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & (runs["epsilon"] == epsilon) & (runs["lam"] >= 0) & (runs["lam"] <= 1)]
-    return float(sel.groupby("lam")["accuracy"].mean().idxmax())
+    with the method's limits (:func:`ditto_at`), so that an optimum on an edge is a bound
+    of the method, not the end of a grid."""
+    return float(ditto_at(runs, panel, epsilon).groupby("lam")["accuracy"].mean().idxmax())
 
 
 def comparison(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
@@ -205,9 +212,8 @@ def loss_by_rounds(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -
 def lambda_grid(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
     """DP-Ditto's mean accuracy, fairness and loss by (lambda, T) at ``epsilon``, with the
     local models (lambda = 0, no noise) (Figures 6 and 7)."""
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & ((runs["epsilon"] == epsilon) | (runs["lam"] == 0))]
-    return sel.groupby(["lam", "rounds"])[["accuracy", "fairness", "loss"]].mean()
+    return ditto_at(runs, panel, epsilon).groupby(["lam", "rounds"])[
+        ["accuracy", "fairness", "loss"]].mean()
 
 
 SUBSTITUTES = {"mnist-dnn": "mnist-mlr"}
