@@ -58,6 +58,10 @@ LOCAL_TUNED = ("the local models (lambda = 0), the method's limit, are tuned at 
                "on every seed")
 
 
+WITH_T5 = ("once T = 5 was run below the grid on every seed (the large lambdas were best at "
+           "its smallest T)")
+
+
 HISTORY: dict[str, dict[str, Entry]] = {
     "fig3-4-mnist-dnn-ditto-best-accuracy": {
         "quick": (f"{MLR}: HOLDS {OLD}",
@@ -209,9 +213,14 @@ HISTORY: dict[str, dict[str, Entry]] = {
                           "the margin, but DP-APPLE ties it"})},
     "fig3-4-mnist-dnn-ditto-best-fairness-eps1": {
         "paper": ("NOT-RUN (not computed) -> INCONCLUSIVE on the first repeats at the "
-                  "smallest budget (against DP-APPLE's std the seeds disagreed)",
+                  "smallest budget (against DP-APPLE's std the seeds disagreed) -> FAILS on "
+                  "all of them: DP-APPLE's std well below DP-Ditto's -> INCONCLUSIVE "
+                  f"{WITH_T5}",
                   {FAILS: "DP-Ditto's std is far below DP-FedAMP's, DP-pFedMe's and "
-                          "DP-FedALA's, but DP-APPLE's is well below DP-Ditto's"})},
+                          "DP-FedALA's, but DP-APPLE's is well below DP-Ditto's",
+                   INCONCLUSIVE: "DP-Ditto's std is far below DP-FedAMP's, DP-pFedMe's and "
+                                 "DP-FedALA's; against DP-APPLE's, which is larger at T = 5, "
+                                 "the seeds disagree"})},
     "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps-eps1-vs-10": {
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget: the same "
                   f"lambda, the grid's lowest, at both budgets on every seed -> NOT-TESTABLE: "
@@ -237,9 +246,16 @@ HISTORY: dict[str, dict[str, Entry]] = {
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget",
                   {FAILS: "for the small lambdas accuracy rises by less than the margin"})},
     "fig6-mnist-dnn-large-lambda-peaks-eps1": {
-        "paper": (f"NOT-RUN (not computed) -> NOT-TESTABLE {FIRST} at the smallest budget",
-                  {NOT_TESTABLE: "for every large lambda the best T is the grid's smallest "
-                                 f"(accuracy falls with T), {EDGE}"})},
+        "paper": (f"NOT-RUN (not computed) -> NOT-TESTABLE {FIRST} at the smallest budget: "
+                  "for every large lambda the best T was the grid's smallest, T = 10, an open "
+                  f"edge -> FAILS {WITH_T5}",
+                  {FAILS: "at the large lambdas below 1 accuracy peaks at T = 10 but ties "
+                          "T = 5 within the margin, so it does not rise then fall (at "
+                          "lambda = 1 the best T is now 5, the smallest run)"})},
+    "fig6-mnist-dnn-fairness-degrades-improves-degrades-eps1": {
+        "paper": (f"NOT-RUN (the T grid had three points) -> FAILS {WITH_T5}",
+                  {FAILS: "the std of the training losses improves from T = 5 to 10 and "
+                          "degrades after, the reverse of the paper's first two phases"})},
     "fig6-mnist-dnn-smaller-lambda-fairer-eps1": {
         "paper": (f"NOT-RUN (not computed) -> HOLDS {FIRST} at the smallest budget",
                   {HOLDS: "the rank correlation of lambda and the std is strong on every "

@@ -59,9 +59,10 @@ def test_low_epsilon_claims_have_the_same_ids_at_every_tier(make_runs) -> None:
 
 
 def test_the_paper_tier_plans_eps_1_on_the_t_its_three_seeds_share() -> None:
-    """At the paper tier the eps=1 runs are the DNN's at the T its repeats share, on the
-    chapter's seed and the repeats' seeds: every config also planned by the tier or its
-    repeats is identical, and every other one is at eps=1."""
+    """At the paper tier the eps=1 runs are the DNN's at the T its repeats share, and at
+    T = 5 below them, on the chapter's seed and the repeats' seeds: every config at a
+    shared T also planned by the tier or its repeats is identical, and every other one
+    there is at eps=1; the T below the grid are new at every budget."""
     setup = PAPER_GRID.tier("paper")
     low = _low("paper")
     panel = low_epsilon_panel(low)
@@ -69,11 +70,16 @@ def test_the_paper_tier_plans_eps_1_on_the_t_its_three_seeds_share() -> None:
     rounds, offsets = LOW_EPSILON_PLAN["paper"]
     assert {(c["seed"], c["rounds"]) for c in planned} == {
         (s, t) for s in offsets for t in rounds}
-    assert set(rounds) <= set(REPEAT_ROUNDS) and set(offsets) == {0, *REPEAT_SEEDS["paper"]}
+    below = {t for t in rounds if t < min(setup.rounds)}
+    assert below == {5}
+    assert set(rounds) - below <= set(REPEAT_ROUNDS)
+    assert set(offsets) == {0, *REPEAT_SEEDS["paper"]}
     known = dd.configs(setup, 0, panels=(panel,)) + dd.configs(repeat_setup(setup, "paper"), 0)
-    new = [c for c in planned if c not in known]
+    shared = [c for c in planned if c["rounds"] not in below]
+    new = [c for c in shared if c not in known]
     assert new and all(c["epsilon"] == 1.0 for c in new)
     assert {c["seed"] for c in new} == set(offsets)
+    assert not [c for c in planned if c["rounds"] in below and c in known]
 
 
 def test_low_epsilon_claims_not_run_say_why() -> None:
