@@ -242,8 +242,8 @@ display(fr_figures.shown_headroom_table(fr_figures.headroom_table(runs)))
 #
 # Not in any paper: the mean accuracy of the worst tenth of the clients on the testing
 # seeds against the target $\varepsilon$, laid out as the figure above; the bar is its 95%
-# interval over the seeds. The worst tenth is rounded up to whole clients (at least one):
-# 3 of HAR's 30 volunteers, 2 of 20 FEMNIST writers, 120 of 1,200 MNIST users.
+# interval over the seeds. The worst tenth is rounded up to whole clients (at least one) of
+# each federation's clients, whose number the setup table above gives.
 # ```
 #
 # ## Communication and computation
