@@ -109,14 +109,6 @@ def rounds_left_out(runs: pd.DataFrame) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
-def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.DataFrame:
-    sel = runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
-               & np.isclose(runs["lam"], lam)]
-    if lam > 0:
-        sel = sel[sel["epsilon"] == epsilon]
-    return sel
-
-
 def ditto_at(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
     """DP-Ditto's runs of its lambda grid at ``epsilon``, with the method's limits: the
     local models (lambda = 0), computed once without noise since they never see it (their
@@ -124,6 +116,13 @@ def ditto_at(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
     return runs[(runs["panel"] == panel) & (runs["method"] == "DP-Ditto")
                 & (runs["lam"] >= 0) & (runs["lam"] <= 1)
                 & ((runs["epsilon"] == epsilon) | (runs["lam"] == 0))]
+
+
+def ditto(runs: pd.DataFrame, panel: str, epsilon: float, lam: float) -> pd.DataFrame:
+    """DP-Ditto's runs at ``epsilon`` and ``lam`` (:func:`ditto_at`'s rule: lambda = 0 at
+    any epsilon)."""
+    sel = ditto_at(runs, panel, epsilon)
+    return sel[np.isclose(sel["lam"], lam)]
 
 
 def tuned_lambda(runs: pd.DataFrame, panel: str, epsilon: float) -> float:
