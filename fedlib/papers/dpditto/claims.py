@@ -27,8 +27,8 @@ from fedlib.papers.dpditto.readouts import (
     ditto,
     ditto_at,
     headline_table,
+    held_out_lambdas,
     read_panel,
-    tuned_lambda,
 )
 from fedlib.verdicts.claims import RESOLUTION, Claim, ClaimSheet, quoted
 from fedlib.verdicts.compare import (
@@ -701,8 +701,10 @@ THRESHOLDS = ("the sentence's thresholds on lambda are lost from the text we hav
 
 TUNED_LAMBDA = ("the sentence gives DP-Ditto one lambda per epsilon, its values lost from "
                 "the text we have; the claim reads DP-Ditto at the lambda of the grid with "
-                "the best accuracy (mean over T and seeds), the chapter's reading of 'adapted "
-                "to the DP perturbation'; the grid holds the method's limits, lambda = 0 (the "
+                "the best accuracy (mean over T), the chapter's reading of 'adapted to the DP "
+                "perturbation', each seed at the lambda the other seeds' runs choose (the "
+                "runs hold no validation split, and no run is judged at a lambda chosen on "
+                "its own test accuracy); the grid holds the method's limits, lambda = 0 (the "
                 "local models) and lambda = 1 (DP-FedAvg), so that a best lambda on an edge is "
                 "a bound of the method, not the end of a grid")
 """Said of the claims that read DP-Ditto at its tuned lambda."""
@@ -1115,17 +1117,28 @@ def low_epsilon_summary(effect: pd.DataFrame, runs: pd.DataFrame | None = None,
                .assign(method=lambda f: f["method"].str.replace(r" \(.*", "", regex=True))
                .groupby("method")["accuracy"].mean() for eps in setup.compare_epsilons}
         lo, hi = setup.compare_epsilons
-        lam = tuned_lambda(runs, panel, lo)
-        near_local = (", a personal model held close to its local one" if lam <= 0.05
-                      else "")
+        chosen = held_out_lambdas(runs, panel, lo)
+        near_local = (", a personal model held close to its local one"
+                      if max(chosen.values()) <= 0.05 else "")
         text += (f" The noise matters at eps = {lo:g}: DP-FedAvg, the global model, reaches "
                  f"{acc[lo]['DP-FedAvg']:.3f} there against {acc[hi]['DP-FedAvg']:.3f} at eps "
                  f"= {hi:g}, so a verdict that stays the same is not owed to noise too small "
-                 f"to matter. DP-Ditto's tuned lambda at eps = {lo:g} is {lam:g} "
-                 f"({tuned_lambda(runs, panel, hi):g} at eps = {hi:g}){near_local}: its "
+                 f"to matter. DP-Ditto's lambda at eps = {lo:g}, chosen for each seed on "
+                 f"the other seeds' runs, is {_lambdas_text(chosen)} "
+                 f"({_lambdas_text(held_out_lambdas(runs, panel, hi))} at eps = {hi:g})"
+                 f"{near_local}: its "
                  f"accuracy is {acc[lo]['DP-Ditto']:.3f}, Local's {acc[lo]['Local']:.3f} "
                  "(means over T and seeds).")
     return text.strip()
+
+
+def _lambdas_text(chosen: dict[int, float]) -> str:
+    """Each seed's held-out lambda in words: one value on every seed, or per value its seeds."""
+    values = sorted(set(chosen.values()))
+    if len(values) == 1:
+        return f"{values[0]:g} on every seed"
+    return "; ".join(f"{v:g} on seed(s) " + ", ".join(str(s) for s, lam in chosen.items()
+                                                      if lam == v) for v in values)
 
 
 NOISE_CLAIM = "baselines-noise-equals-dp-ditto"

@@ -35,7 +35,8 @@ def test_headline_gains_are_relative_improvements() -> None:
     assert amp["accuracy gain %"] == pytest.approx(20.0)
     assert bool(amp["in the claim"])
     assert not table[table["baseline"] == "DP-FedAvg"]["in the claim"].any()
-    assert dc_readouts.tuned_lambda(pd.DataFrame(rows), "p", 10.0) == 0.1
+    # one seed: nothing else to choose on, so its own runs choose
+    assert dc_readouts.held_out_lambdas(pd.DataFrame(rows), "p", 10.0) == {0: 0.1}
 
 
 def test_the_tuned_lambda_reads_the_local_models_run_once_without_noise() -> None:
@@ -54,12 +55,35 @@ def test_the_tuned_lambda_reads_the_local_models_run_once_without_noise() -> Non
     grid = dc_readouts.ditto_at(runs, "p", 10.0)
     assert sorted(grid["lam"].unique()) == [0.0, 0.01, 0.1, 1.0]
     assert len(grid) == 12
-    assert dc_readouts.tuned_lambda(runs, "p", 10.0) == 0.0
-    assert dc_readouts.tuned_lambda(runs, "p", 1.0) == 0.0
+    assert dc_readouts.held_out_lambdas(runs, "p", 10.0) == {0: 0.0, 1: 0.0, 2: 0.0}
+    assert dc_readouts.held_out_lambdas(runs, "p", 1.0) == {0: 0.0, 1: 0.0, 2: 0.0}
     verdict = dc.smaller_lambda(runs, "p", 1.0, 10.0)
     # both at the bound lambda = 0 on every seed: exact, not smaller, and testable
     assert verdict.status == "FAILS"
     assert "open" not in verdict.evidence
+
+
+def test_each_seed_is_compared_at_the_lambda_the_other_seeds_choose() -> None:
+    """The runs hold no validation split: a seed's own test accuracy never chooses the
+    lambda it is judged at. Seed 0 prefers lambda = 0.5 by far, seeds 1 and 2 prefer 0.1:
+    seed 0 is compared at 0.1, and seed 1 at 0.5, which seeds 0 and 2 choose together
+    although seed 1's own best is 0.1."""
+    rows = []
+    accuracy = {0: {0.1: 0.80, 0.5: 0.99}, 1: {0.1: 0.90, 0.5: 0.70}, 2: {0.1: 0.91, 0.5: 0.89}}
+    for seed, by_lam in accuracy.items():
+        for lam, acc in by_lam.items():
+            rows.append({"panel": "p", "seed": seed, "rounds": 10, "method": "DP-Ditto",
+                         "epsilon": 10.0, "lam": lam, "accuracy": acc, "fairness": 0.1,
+                         "loss": 0.1})
+    runs = pd.DataFrame(rows)
+    # seed 0: seeds 1 and 2 give 0.905 at 0.1 against 0.795 at 0.5; seed 1: seeds 0 and 2
+    # give 0.855 against 0.94, so 0.5; seed 2: seeds 0 and 1 give 0.85 against 0.845, 0.1
+    chosen = dc_readouts.held_out_lambdas(runs, "p", 10.0)
+    assert chosen == {0: 0.1, 1: 0.5, 2: 0.1}
+    frame = dc_readouts.comparison(runs, "p", 10.0)
+    ditto = frame[frame["method"].str.startswith("DP-Ditto")]
+    assert set(ditto["method"]) == {"DP-Ditto (lambda=0.1 or 0.5)"}
+    assert ditto.set_index("seed")["accuracy"].to_dict() == {0: 0.80, 1: 0.70, 2: 0.91}
 
 
 def test_privacy_table_accounts_t_uploads_as_one_gaussian():
