@@ -386,7 +386,8 @@ else:
 # every comparison that reads them is NOT-TESTABLE with that reason. The search, per
 # method: the whole rate grid at $k = 1$, then the whole $k$ grid at the chosen rate, then
 # the choice's neighbours on each grid until both were run (a choice on an edge extends
-# the grid by up to two values; $k = 1$ is a bound). The budget of a tuning run:
+# the grid: the rate by up to four values, doubling or halving, $k$ by doubling up to
+# the model's largest layer, and $k = 1$ is a bound). The budget of a tuning run:
 
 # %%
 display(Markdown(pfa_tuned.BUDGET.describe(setup.rounds)))

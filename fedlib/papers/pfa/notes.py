@@ -291,12 +291,29 @@ _TUNED_READINGS = {
 """What a tuned claim's history adds once a setting it reads is judged at its tuned
 values, in words (the page adds the numbers)."""
 
+_QUICK_EXTENDED_READINGS = {
+    "fig4-similar-when-uniform":
+        " The best rates of FedAvg and WeiAvg on the logistic-regression settings then sat "
+        "on the top of the grid after its two extensions (untuned, so Uniform's and Gauss's "
+        "comparisons were untested: INCONCLUSIVE); with up to four extensions every choice "
+        "is inside its grid, and under Uniform PFA+ ends below FedAvg and WeiAvg by more "
+        "than the tolerance: INCONCLUSIVE -> FAILS.",
+    "fig4-fedavg-collapses":
+        " FedAvg's best rate under Uniform then sat on the top of the grid after its two "
+        "extensions (NOT-TESTABLE); with up to four extensions it is inside the grid, "
+        "FedAvg's fall from Uniform holds under MixGauss1 and MixGauss4, and under "
+        "MixGauss2 its interval straddles the margin: NOT-TESTABLE -> INCONCLUSIVE.",
+}
+"""What the quick tier's history adds once its rates' extensions reach the inside of the
+grid (in words; the page adds the numbers)."""
+
 
 def _history(claim_id: str, paper: str) -> str:
     tuned = claim_id in TUNED_CLAIMS
     text = paper + (_TUNED_PAPER + _TUNED_READINGS.get(claim_id, "") if tuned else "")
     if claim_id in _QUICK_CHANGES:
-        text += " " + _QUICK_CHANGES[claim_id] + (_TUNED_QUICK if tuned else "")
+        text += (" " + _QUICK_CHANGES[claim_id] + (_TUNED_QUICK if tuned else "")
+                 + _QUICK_EXTENDED_READINGS.get(claim_id, ""))
     return text.strip()
 
 

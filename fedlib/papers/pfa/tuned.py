@@ -12,7 +12,9 @@ are tuned: the settings that decide the most verdicts first), within the declare
 2. PFA and PFA+ at every k of the grid, at their chosen rate; then the rates again at
    the chosen k where it moved, until each method's choice is on a line whose whole
    grid was tried (a coordinate search);
-3. a choice on an edge of the grid is extended past it (the rate: at most two values; k:
+3. a choice on an edge of the grid is extended past it (the rate: at most four values,
+   doubling or halving: the quick tier's short schedule puts the best rates of the
+   logistic-regression settings past two, and four make every one of them interior; k:
    doubling up to its bound, the model's largest layer, where PFA and PFA+ project
    nothing and are WeiAvg, whose runs stand for theirs there), unless the edge is a
    bound of the hyperparameter (k = 1).
@@ -48,7 +50,7 @@ BUDGET = TuningBudget(round_share=0.3, seeds=(100,), n_validation=5000)
 """A tuning run trains the first 30% of the paper's rounds on one seed (the chapter's
 seed + 100, none of the seeds the verdicts read), scored on 5,000 training examples no
 client holds."""
-LR_AXIS = Axis("lr", experiment.PAPER_LR_GRID, factor=2.0, max_extensions=2)
+LR_AXIS = Axis("lr", experiment.PAPER_LR_GRID, factor=2.0, max_extensions=4)
 K_AXIS = Axis("k", experiment.PAPER_K_GRID, factor=2.0, lowest=1, max_extensions=2)
 """k as the paper gives it; a setting's axis (:func:`k_axis`) adds its model's bound."""
 START = {"lr": experiment.PAPER_LR_GRID[0], "k": 1}
