@@ -394,8 +394,9 @@ display(Markdown(verdict_changes(claims, dc_notes.verdict_changes_notes(claims,
 # - At the quick tier each round runs $E=5$ SGD steps at learning rate 0.05 instead
 #   of one local epoch at 0.005; losses are measured on 200 training and accuracy
 #   on 300 test examples per client; the method comparison and the $\lambda$ grid
-#   run on MLR/MNIST (the claims the paper makes on the DNN are read there, named so)
-#   and the DNN appears only in Figure 5; the Fashion-MNIST CNN runs Figures 3-5 with
+#   run on MLR/MNIST (the claims the paper makes on the DNN are read there, named so),
+#   over $T=5$ to 160 (so short a round keeps learning long after $T=20$), and the DNN
+#   appears only in Figure 5; the Fashion-MNIST CNN runs Figures 3-5 with
 #   $T=1$ and $\lambda\in\{0,0.05,0.5,1\}$ (its claims about $T$ are not run there);
 #   every panel runs three seeds; CIFAR-10 is paper-tier only.
 # - DP-Ditto's $\lambda$ in Figures 3 and 4 is tuned over the paper's grid with its limits,

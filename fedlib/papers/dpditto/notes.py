@@ -62,6 +62,14 @@ WITH_T5 = ("once T = 5 was run below the grid on every seed (the large lambdas w
            "its smallest T)")
 
 
+LONGER_T = ("once the quick tier's MLR panel ran T = 40, 80 and 160 beyond its 5, 10 and 20 "
+            "(its optima in T sat on T = 20, the top of the short grid)")
+
+
+UNSTORED = ("NOT-RUN while the quick tier's eps = 1 runs were missing from the published "
+            "store (a build from stored runs could not read them)")
+
+
 HISTORY: dict[str, dict[str, Entry]] = {
     "fig3-4-mnist-dnn-ditto-best-accuracy": {
         "quick": (f"{MLR}: HOLDS {OLD}",
@@ -103,15 +111,22 @@ HISTORY: dict[str, dict[str, Entry]] = {
                           "the accuracy gains are far from it, and DP-APPLE is both more "
                           "accurate and fairer"})},
     "fig5-mnist-mlr-approaches-noiseless": {
-        "quick": (f"HOLDS {OLD}, which ranked gaps too small to see against each other",
-                  {FAILS: "every gap to the noiseless curve is inside the margin"}),
+        "quick": (f"HOLDS {OLD}, which ranked gaps too small to see against each other -> "
+                  f"FAILS over T = 5 to 20, every gap inside the margin -> HOLDS {LONGER_T}",
+                  {FAILS: "every gap to the noiseless curve is inside the margin",
+                   HOLDS: "over the longer T grid the gap at the smallest budget clears the "
+                          "margin and vanishes at the largest"}),
         "paper": (f"HOLDS {OLD} -> HOLDS {FIRST}",
                   {HOLDS: "the gap at the smallest budget clears the margin and vanishes at "
                           "the largest"})},
     "fig5-mnist-mlr-critical-T": {
-        "quick": (f"FAILS {OLD}",
+        "quick": (f"FAILS {OLD} -> NOT-TESTABLE: the loss was lowest at T = 20, the top of "
+                  f"the short grid, {EDGE} -> INCONCLUSIVE {LONGER_T}",
                   {NOT_TESTABLE: "the quick rounds end before the loss turns: it is lowest "
-                                 f"at the grid's largest T, {EDGE}"}),
+                                 f"at the grid's largest T, {EDGE}",
+                   INCONCLUSIVE: "the loss is lowest inside the longer grid, well below its "
+                                 "smallest T, but level with its largest within the "
+                                 "interval"}),
         "paper": (f"HOLDS {OLD} -> HOLDS {FIRST} (the loss lowest at the same T inside the "
                   "grid on each seed)",
                   {HOLDS: "the mean loss is lowest inside the T grid, below both its ends by "
@@ -154,15 +169,22 @@ HISTORY: dict[str, dict[str, Entry]] = {
                   {FAILS: "at its single T every gap to the noiseless loss is inside the "
                           "margin"})},
     "fig6-mnist-dnn-small-lambda-rises": {
-        "quick": (f"{MLR}: HOLDS {OLD}",
+        "quick": (f"{MLR}: HOLDS {OLD} -> INCONCLUSIVE over T = 5 to 20 -> HOLDS {LONGER_T}",
                   {INCONCLUSIVE: "accuracy rises from the smallest T to the largest, but "
-                                 "the interval of the rise contains the margin"}),
+                                 "the interval of the rise contains the margin",
+                   HOLDS: "for the small lambdas accuracy rises from the smallest T to the "
+                          "largest by more than the margin"}),
         "paper": (f"HOLDS {OLD} -> {SINGLE} -> FAILS {FIRST}",
                   {FAILS: "accuracy rises by less than the margin over the T grid"})},
     "fig6-mnist-dnn-large-lambda-peaks": {
-        "quick": (f"{MLR}: FAILS {OLD}",
+        "quick": (f"{MLR}: FAILS {OLD} -> NOT-TESTABLE: for every large lambda the best T "
+                  f"was T = 20, the top of the short grid -> INCONCLUSIVE {LONGER_T}",
                   {NOT_TESTABLE: f"for every large lambda the best T is the grid's largest, "
-                                 f"{EDGE}"}),
+                                 f"{EDGE}",
+                   INCONCLUSIVE: "the large lambdas below 1 peak inside the longer grid, but "
+                                 "not every fall on either side clears the margin, and at "
+                                 "lambda = 1 accuracy still rises to the grid's largest T "
+                                 "(that part untested)"}),
         "paper": (f"FAILS {OLD} -> {SINGLE} -> NOT-TESTABLE {FIRST}",
                   {NOT_TESTABLE: f"for every large lambda the best T is the largest the "
                                  f"seeds share, {EDGE}"})},
@@ -203,15 +225,23 @@ HISTORY: dict[str, dict[str, Entry]] = {
                           "level with its largest, no peak by the margin; at the larger it "
                           "is best at the grid's largest T, the open edge"})},
     "fig6-mnist-dnn-fairness-degrades-improves-degrades": {
+        "quick": (f"{MLR}: NOT-RUN while the T grid had three points -> FAILS {LONGER_T}",
+                  {FAILS: "the std falls from the first T to the second instead of degrading "
+                          "first"}),
         "paper": (f"{SINGLE} -> NOT-RUN while the repeats ran too few T to show a rise, a "
                   f"fall and a second rise -> FAILS {FIRST}",
                   {FAILS: "the std falls from the first T to the second instead of degrading "
                           "first, falls again, then is about level"})},
     "fig3-4-mnist-dnn-ditto-best-accuracy-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {HOLDS: "DP-Ditto, tuned to its local models, leads each of the four baselines "
+                          "by more than the margin"}),
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget",
                   {FAILS: "DP-Ditto leads DP-FedAMP, DP-pFedMe and DP-FedALA by more than "
                           "the margin, but DP-APPLE ties it"})},
     "fig3-4-mnist-dnn-ditto-best-fairness-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {HOLDS: "DP-Ditto's std is below each baseline's by more than the margin"}),
         "paper": ("NOT-RUN (not computed) -> INCONCLUSIVE on the first repeats at the "
                   "smallest budget (against DP-APPLE's std the seeds disagreed) -> FAILS on "
                   "all of them: DP-APPLE's std well below DP-Ditto's -> INCONCLUSIVE "
@@ -222,30 +252,50 @@ HISTORY: dict[str, dict[str, Entry]] = {
                                  "DP-FedALA's; against DP-APPLE's, which is larger at T = 5, "
                                  "the seeds disagree"})},
     "fig3-4-mnist-dnn-smaller-lambda-at-smaller-eps-eps1-vs-10": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {INCONCLUSIVE: "every seed tunes lambda = 0 at the smallest budget; at the "
+                                 "larger one a seed tunes a larger lambda, and the interval of the"
+                                 " difference spans the half-step margin"}),
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget: the same "
                   f"lambda, the grid's lowest, at both budgets on every seed -> NOT-TESTABLE: "
                   f"{LOWEST} -> FAILS {WITH_LIMIT}",
                   {FAILS: LOCAL_TUNED})},
     "fig3-4-mnist-dnn-baselines-degrade-eps1-vs-10": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {INCONCLUSIVE: "DP-FedAMP and DP-pFedMe lose more than the margin from the "
+                                 "larger budget to the smallest; the intervals of DP-APPLE and DP-"
+                                 "FedALA contain it"}),
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget",
                   {FAILS: "DP-FedAMP, DP-FedALA and DP-pFedMe lose more than the margin from "
                           "the larger budget to the smallest, DP-APPLE does not"})},
     "fig3-4-mnist-dnn-baselines-fall-in-T-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {FAILS: "DP-FedALA's accuracy rises over the T grid instead of falling"}),
         "paper": (f"NOT-RUN (not computed) -> HOLDS {FIRST} at the smallest budget",
                   {HOLDS: "DP-FedALA and DP-FedAMP fall by more than the margin over the T "
                           "grid (at the larger budgets neither falls)"})},
     "fig3-4-mnist-dnn-apple-peaks-in-T-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {NOT_TESTABLE: f"DP-APPLE is best at the grid's largest T, {EDGE}"}),
         "paper": (f"NOT-RUN (not computed) -> NOT-TESTABLE {FIRST} at the smallest budget",
                   {NOT_TESTABLE: f"DP-APPLE is best at the grid's largest T, {EDGE}"})},
     "headline-mnist-dnn-gains-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {FAILS: "the accuracy gains fall far short of the paper's"}),
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget",
                   {FAILS: "the variance gains over DP-FedAMP, DP-pFedMe and DP-FedALA pass "
                           "the paper's, the accuracy gains fall short of it, and DP-APPLE is "
                           "ahead in accuracy"})},
     "fig6-mnist-dnn-small-lambda-rises-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {INCONCLUSIVE: "accuracy rises over the T grid, but the interval of each rise "
+                                 "contains the margin"}),
         "paper": (f"NOT-RUN (not computed) -> FAILS {FIRST} at the smallest budget",
                   {FAILS: "for the small lambdas accuracy rises by less than the margin"})},
     "fig6-mnist-dnn-large-lambda-peaks-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {INCONCLUSIVE: "the large lambdas peak inside the T grid, but not every fall on "
+                                 "either side clears the margin"}),
         "paper": (f"NOT-RUN (not computed) -> NOT-TESTABLE {FIRST} at the smallest budget: "
                   "for every large lambda the best T was the grid's smallest, T = 10, an open "
                   f"edge -> FAILS {WITH_T5}",
@@ -253,10 +303,15 @@ HISTORY: dict[str, dict[str, Entry]] = {
                           "T = 5 within the margin, so it does not rise then fall (at "
                           "lambda = 1 the best T is now 5, the smallest run)"})},
     "fig6-mnist-dnn-fairness-degrades-improves-degrades-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {FAILS: "the std falls from the first T to the second instead of "
+                          "degrading first"}),
         "paper": (f"NOT-RUN (the T grid had three points) -> FAILS {WITH_T5}",
                   {FAILS: "the std of the training losses improves from T = 5 to 10 and "
                           "degrades after, the reverse of the paper's first two phases"})},
     "fig6-mnist-dnn-smaller-lambda-fairer-eps1": {
+        "quick": (f"{MLR}: {UNSTORED}",
+                  {HOLDS: "the rank correlation of lambda and the std is strong on every seed"}),
         "paper": (f"NOT-RUN (not computed) -> HOLDS {FIRST} at the smallest budget",
                   {HOLDS: "the rank correlation of lambda and the std is strong on every "
                           "seed"})},

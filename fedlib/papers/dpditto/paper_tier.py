@@ -51,7 +51,12 @@ PAPER_GRID = PaperGrid(
                 "every quick panel runs the tier's three seeds, so that each comparison "
                 "reads its run-to-run spread (the quick tier alone gave the DNN and the "
                 "Fashion-MNIST CNN one seed)"),
-        GridCut("panel_rounds", {"mnist-dnn": (5, 10), "fmnist-cnn": (1,)},
+        GridCut("panel_rounds", {"mnist-dnn": (5, 10), "fmnist-cnn": (1,),
+                                 "mnist-mlr": (5, 10, 20, 40, 80, 160)},
+                "MLR, the panel the quick tier compares the methods and sweeps lambda on, "
+                "runs T = 40, 80 and 160 beyond the tier's 5, 10 and 20: its best T for APPLE, "
+                "for the large lambdas and for the loss at lambda = 0.05 sat on T = 20, the "
+                "top of the tier's grid (an MLR group costs under a CPU-second); "
                 "the Fashion-MNIST CNN runs one aggregation per seed: a CNN group costs "
                 "about 2 CPU-minutes per aggregation, so three seeds at T = 1 and 3 would add "
                 "about 17 CPU-minutes to the quick build, while three seeds at T = 1 cost "
