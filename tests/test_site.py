@@ -112,6 +112,24 @@ def test_each_chapter_opens_on_the_paper_tier_with_its_figures_labelled(
             assert not unlabelled, f"{name}: figures without a tier badge: {unlabelled}"
 
 
+@pytest.mark.slow
+def test_every_quick_tier_page_finds_every_run_it_reads_in_the_store(site_book: Path) -> None:
+    """The site is rendered from the stored runs alone. At the quick tier, the book's own,
+    every run a page reads must be there: a run missing from the store does not fail the
+    build, it drops a section or a federation from the page with a line saying so, which a
+    reader would take for the chapter's design. (The paper tier may leave parts out, and
+    says why; its cost is hours.)"""
+    html = site_book / "_build" / "html" / "generated"
+    missing = {}
+    for page in sorted(html.glob("*.html")):
+        text = re.sub(r"<[^>]+>", " ", page.read_text())
+        found = re.findall(r"\d+ of \d+ runs of [\w-]+ are neither cached nor\s+published",
+                           text)
+        if found:
+            missing[page.stem] = sorted(set(found))
+    assert not missing, f"quick-tier pages whose runs are not all stored: {missing}"
+
+
 def _claim_ids(site_book: Path) -> set[str]:
     ids = set()
     for path in (site_book / "generated" / "claims").rglob("*.json"):
