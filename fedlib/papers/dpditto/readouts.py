@@ -149,11 +149,9 @@ def lambda_label(chosen: dict[int, float]) -> str:
 def held_out_ditto(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
     """DP-Ditto's runs at each seed's :func:`held_out_lambdas`, named by :func:`lambda_label`."""
     chosen = held_out_lambdas(runs, panel, epsilon)
-    grid = ditto_at(runs, panel, epsilon)
-    keep = np.zeros(len(grid), dtype=bool)
-    for seed, lam in chosen.items():
-        keep |= (grid["seed"] == seed).to_numpy() & np.isclose(grid["lam"], lam)
-    return grid[keep].assign(method=lambda_label(chosen))
+    parts = [sel[sel["seed"] == seed] for seed, lam in chosen.items()
+             for sel in (ditto(runs, panel, epsilon, lam),)]
+    return pd.concat(parts).assign(method=lambda_label(chosen))
 
 
 def comparison(runs: pd.DataFrame, panel: str, epsilon: float) -> pd.DataFrame:
