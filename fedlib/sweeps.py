@@ -42,6 +42,7 @@ from fedlib.runs.cache import (
     ResultStore,
 )
 from fedlib.runs.environment import environment_description
+from fedlib.runs.gaps import record_gap
 from fedlib.runs.keys import Config, canonical, run_key
 from fedlib.runs.machine import machine_description
 
@@ -207,6 +208,7 @@ def sweep(
     cached.update(found)
     pending = [c for c, k in zip(configs, keys, strict=True) if k not in cached]
     if pending and (_STORED_ONLY.get() or not paths.compute_allowed()):
+        record_gap(experiment, len(configs), len(pending) - len(damaged), len(damaged))
         raise MissingRunsError(_missing_runs_message(
             experiment, len(configs), len(pending) - len(damaged), damaged, folder))
     if damaged:

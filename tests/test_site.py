@@ -8,7 +8,6 @@ The site is the one ``make site`` builds from the runs stored with the project
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from pathlib import Path
@@ -17,6 +16,8 @@ import pytest
 from conftest import HEIGHT
 
 from fedlib.papers import PAPERS
+from fedlib.render.execute import GAPS_SUFFIX
+from fedlib.runs.gaps import tier_gaps
 
 # Every element that scrolls sideways, or the page itself: what a reader would have to
 # scroll to see. An element scrolls when its overflow lets it and its content is wider
@@ -113,57 +114,19 @@ def test_each_chapter_opens_on_the_paper_tier_with_its_figures_labelled(
             assert not unlabelled, f"{name}: figures without a tier badge: {unlabelled}"
 
 
-RUNS_MISSING = re.compile(r"\d+ of \d+ runs of [\w-]+ are neither cached nor\s+published")
-"""How a page counts the runs it could not find in the store."""
-OWN_PART_LEFT_OUT = re.compile(r"Not on this page|not run in this build|tier of this chapter "
-                               r"is not shown")
-"""How a page says that a part of its own tier is left out (the paper tier's parts left
-out are quoted on quick-tier pages too, after "the paper tier is not published")."""
-PAPER_TIER_LEFT_OUT = re.compile(r"the paper tier is not published")
-
-
-def quick_runs_missing(text: str) -> list[str]:
-    """The counts of missing runs that a page's text gives for its own tier: those whose
-    nearest preceding mention of a part left out is the page's own, not the paper tier's."""
-    own = [m.end() for m in OWN_PART_LEFT_OUT.finditer(text)]
-    paper = [m.end() for m in PAPER_TIER_LEFT_OUT.finditer(text)]
-    found = []
-    for m in RUNS_MISSING.finditer(text):
-        last_own = own[bisect.bisect_right(own, m.start()) - 1] if own and own[0] <= m.start() \
-            else -1
-        last_paper = (paper[bisect.bisect_right(paper, m.start()) - 1]
-                      if paper and paper[0] <= m.start() else -1)
-        if last_own > last_paper:
-            found.append(m.group(0))
-    return sorted(set(found))
-
-
-def test_missing_runs_are_told_apart_by_tier() -> None:
-    quick = "The eps = 1 section is not run in this build: 81 of 243 runs of dpditto are " \
-            "neither cached nor published."
-    paper = "NOT-RUN the paper tier is not published: no part of a has all its runs stored: " \
-            "a: 120 of 120 runs of frontier are neither cached nor published; b: 3 of 9 " \
-            "runs of frontier are neither cached nor published"
-    assert quick_runs_missing(quick) == ["81 of 243 runs of dpditto are neither cached nor "
-                                         "published"]
-    assert quick_runs_missing(paper) == []
-    assert quick_runs_missing(paper + " " + quick) == quick_runs_missing(quick)
-    assert quick_runs_missing(quick + " " + paper) == quick_runs_missing(quick)
-
-
 @pytest.mark.slow
 def test_every_quick_tier_page_finds_every_run_it_reads_in_the_store(site_book: Path) -> None:
     """The site is rendered from the stored runs alone. At the quick tier, the book's own,
     every run a page reads must be there: a run missing from the store does not fail the
     build, it drops a section or a federation from the page with a line saying so, which a
     reader would take for the chapter's design. (The paper tier may leave parts out, and
-    says why; its cost is hours.)"""
-    html = site_book / "_build" / "html" / "generated"
-    missing = {}
-    for page in sorted(html.glob("*.html")):
-        found = quick_runs_missing(re.sub(r"<[^>]+>", " ", page.read_text()))
-        if found:
-            missing[page.stem] = found
+    says why; its cost is hours.) Each render records the sweeps it could not have."""
+    renders = sorted((site_book / "generated" / "claims").glob(f"*{GAPS_SUFFIX}"))
+    chapters = {p.stem for p in (site_book.parent / "notebooks").glob("*.py")}
+    assert {p.name.split(".", 1)[0] for p in renders} == chapters, (
+        f"the quick-tier renders of {sorted(chapters)} did not all record their gaps: "
+        f"{[p.name for p in renders]}")
+    missing = tier_gaps(renders, "quick")
     assert not missing, f"quick-tier pages whose runs are not all stored: {missing}"
 
 

@@ -140,3 +140,25 @@ def test_values_of_a_manifest_with_markup_stay_in_their_cells(
     assert shown["commits"] == "|a *b*`c`<b>"
     assert not set(re.findall(r"<(\w+)", rendered(section))) & (MARKUP - {"table", "td",
                                                                           "code"})
+
+
+def test_the_runs_the_pages_could_not_find_are_listed_from_the_renders_records(
+        tmp_path: Path) -> None:
+    from fedlib.render.status import gaps_section
+
+    claims = tmp_path / "claims"
+    assert gaps_section(claims)[-1] == "No page of this build was rendered from stored runs alone."
+    (claims / "published").mkdir(parents=True)
+    (claims / "pfa.gaps.jsonl").write_text("")
+    (claims / "published" / "pfa.gaps.jsonl").write_text("")
+    assert gaps_section(claims)[-1] == ("Every page rendered from stored runs (2 renders) "
+                                        "found every run it reads.")
+    record = {"experiment": "pfa-heterogeneous", "tier": "paper", "runs": 18, "absent": 7,
+              "damaged": 1}
+    (claims / "published" / "pfa.gaps.jsonl").write_text(
+        json.dumps(record) + "\n" + json.dumps({**record, "experiment": "a|b<i>"}) + "\n")
+    lines = gaps_section(claims)
+    rows = [line for line in lines if line.startswith("| pfa")]
+    assert rows[0].replace("\\", "") == "| pfa | paper | pfa-heterogeneous | 18 | 7 | 1 |"
+    assert len(rows) == 2 and rows[1].count(" | ") == 5, rows[1]  # the markup stays in its cell
+    assert "## Runs the pages could not find" in status_markdown(tmp_path)

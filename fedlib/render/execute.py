@@ -199,6 +199,11 @@ PAGES = ("lead", "tier")
 opens the chapter, and ``tier``, the chapter at the build's own tier, after it."""
 
 
+GAPS_SUFFIX = ".gaps.jsonl"
+"""The file beside a render's claims that records the sweeps it could not have
+(:mod:`fedlib.runs.gaps`)."""
+
+
 RENDER_GAPS = {
     "MissingRunsError": "its runs are not all stored",
     "DatasetUnavailableError": "a dataset it reads is not available where the site was built",
@@ -215,18 +220,24 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     some runs are neither cached nor published, the chapter's claims of that tier are not
     run: ``<claims_dir>/<paper>.missing`` says why (and an older claims file of that tier
     is removed), and the page says so in place of the chapter; otherwise that marker is
-    removed. Other failures fail."""
+    removed. Every sweep whose runs could not all be had, a part the page left out, is
+    recorded in ``<claims_dir>/<paper>.gaps.jsonl`` (:mod:`fedlib.runs.gaps`), written
+    anew by each render. Other failures fail."""
     from papermill.exceptions import PapermillExecutionError
 
     from fedlib.paths import atomic_path
     from fedlib.render.markdown import markdown_code, markdown_text
     from fedlib.render.notebook import writable_claims_folder
+    from fedlib.runs.gaps import GAPS_LOG
 
     folder = writable_claims_folder(parameters.get("claims_dir", ""))
     paper = Path(source).stem
     marker, claims = folder / f"{paper}.missing", folder / f"{paper}.json"
-    previous = os.environ.get("FEDLIB_COMPUTE")
+    gaps = folder / f"{paper}{GAPS_SUFFIX}"
+    gaps.write_text("")  # no record: every sweep of the render had its runs
+    previous = {name: os.environ.get(name) for name in ("FEDLIB_COMPUTE", GAPS_LOG)}
     os.environ["FEDLIB_COMPUTE"] = "0"  # the kernel inherits it
+    os.environ[GAPS_LOG] = str(gaps.resolve())
     try:
         execute(source, output, parameters, cwd=cwd)
     except PapermillExecutionError as error:
@@ -254,10 +265,11 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
         print(f"{paper}: not rendered from stored runs: {error.evalue}", file=sys.stderr)
         return 0
     finally:
-        if previous is None:
-            os.environ.pop("FEDLIB_COMPUTE", None)
-        else:
-            os.environ["FEDLIB_COMPUTE"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     marker.unlink(missing_ok=True)
     label_tier_page(output, str(parameters.get("scale", "paper")), lead=lead, chapter=paper)
     Path(output).with_suffix(".md").unlink(missing_ok=True)

@@ -93,6 +93,7 @@ def status_markdown(folder: Path) -> str:
         torch_threads = f", torch threads {torch.get_num_threads()}"
     except ImportError:
         pass
+    lines += ["", *gaps_section(folder / "claims")]
     lines += ["", *published_section()]
     lines += [
         "",
@@ -112,6 +113,33 @@ def status_markdown(folder: Path) -> str:
     lines += [f"| {_cell(name)} | {_cell(version)} |"
               for name, version in package_versions().items()]
     return "\n".join(lines) + "\n"
+
+
+def gaps_section(claims: Path) -> list[str]:
+    """The sweeps the pages rendered from stored runs could not have
+    (:mod:`fedlib.runs.gaps`, the records beside each render's claims), as Markdown lines:
+    one row per sweep, with its chapter, tier and counts."""
+    from fedlib.render.execute import GAPS_SUFFIX
+    from fedlib.runs.gaps import read_gaps
+
+    lines = ["## Runs the pages could not find", "",
+             "A page rendered from stored runs leaves out a part whose runs are not all "
+             "stored, and says so where the part would be. Each such part, as the render "
+             "recorded it:", ""]
+    renders = sorted(claims.rglob(f"*{GAPS_SUFFIX}")) if claims.is_dir() else []
+    if not renders:
+        return [*lines[:2], "No page of this build was rendered from stored runs alone."]
+    rows = [(path.name.split(".", 1)[0], record) for path in renders
+            for record in read_gaps(path)]
+    if not rows:
+        return [*lines[:2], f"Every page rendered from stored runs ({len(renders)} renders) "
+                "found every run it reads."]
+    lines += ["| chapter | tier | experiment | runs | absent | damaged |",
+              "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(_cell(v) for v in (chapter, r["tier"] or "-", r["experiment"],
+                                                   r["runs"], r["absent"], r["damaged"]))
+              + " |" for chapter, r in rows]
+    return lines
 
 
 def published_section() -> list[str]:
