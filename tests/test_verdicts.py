@@ -54,6 +54,16 @@ def test_one_repeat_has_no_interval() -> None:
     assert "no interval" in e.text()
 
 
+def test_an_interval_narrower_than_its_digits_is_written_with_the_digits_that_part_it(
+        ) -> None:
+    tiny = estimate([-0.31021, -0.31019, -0.31020])
+    assert tiny.low != tiny.high
+    # At three decimals both ends read -0.310: the text adds decimals until they differ.
+    assert tiny.text().startswith("-0.31020 [-0.31022, -0.31018] (n=3 runs")
+    assert estimate([0.1, 0.4, 0.2]).text().startswith("0.233 [")
+    assert estimate([0.25, 0.25, 0.25]).text() == "0.250 exactly (the same in all 3 runs)"
+
+
 def test_seed_keyed_arms_are_paired_and_sequences_are_not() -> None:
     a, b = _arm([0.50, 0.60, 0.70]), _arm([0.49, 0.59, 0.69])
     paired = difference(a, b)

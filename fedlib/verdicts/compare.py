@@ -49,6 +49,10 @@ STATUSES = (HOLDS, FAILS, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN)
 LEVEL = 0.95
 """Confidence level of every interval (two-sided)."""
 
+MAX_DIGITS = 9
+"""The most decimals an estimate is written with (an interval narrower than the usual
+three decimals is written with as many as tell its ends apart, up to these)."""
+
 Values = pd.Series | Mapping[object, float] | Sequence[float] | np.ndarray
 """One value per repeat. A Series or mapping keyed by seed lets two arms be paired."""
 
@@ -77,6 +81,11 @@ class Estimate:
         unit = "paired seeds" if self.paired else "runs"
         if self.low == self.high:
             return f"{self.mean:.{digits}f} exactly (the same in all {self.n} {unit})"
+        # An interval narrower than the digits shown gets the digits that tell its ends
+        # apart (else it would read as a quantity that does not vary).
+        while (f"{self.low:.{digits}f}" == f"{self.high:.{digits}f}"
+               and digits < MAX_DIGITS):
+            digits += 1
         return (f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
                 f"(n={self.n} {unit}, {self.level:.0%} interval)")
 
