@@ -578,10 +578,10 @@ display(Markdown(readouts.step_edge_summary(plotted_steps)))
 # reads (Figure 1a: $T/30$, $T/2$, 200 and $T$; EMNIST: the end of training), the next step
 # beyond that end is run for that curve alone: all its seeds, every other setting of its
 # runs unchanged. While the best step is the new end, the next one is run, at most
-# two steps beyond an end. The steps continue the grid's
+# four steps beyond an end. The steps continue the grid's
 # spacing: along the 1-2-5 ladder where the grid lies on it (EMNIST: 0.01 is followed by
-# 0.02 and 0.05), else by a factor of 2 (synthetic: 1.8 by 3.6 and 7.2, 0.2 by 0.1 and
-# 0.05, the paper tier's own steps). The best step and the curve are then read over the
+# 0.02, 0.05, 0.1 and 0.2), else by a factor of 2 (synthetic: 1.8 by 3.6, 7.2, 14.4 and
+# 28.8, 0.2 by 0.1, 0.05, 0.025 and 0.0125, the first two the paper tier's own steps). The best step and the curve are then read over the
 # extended grid, in the figures and in the claims. A curve still on an end after its
 # extensions stays not testable where a claim reads it there, its evidence saying that the
 # extensions ran out. The curves extended, and where their best step lies after:
@@ -660,8 +660,9 @@ chapter.compare_tiers(all_claims, notes.TIER_NOTES)
 #   `opacus-rdp` accountant gives theirs exactly.
 # - Step size and $\alpha$ are tuned without privacy accounting, as in the paper.
 # - Where a curve's best step lies on an end of the step-size grid, the grid is extended
-#   beyond that end for that curve (at most two steps, {ref}`ppsgd-step-extensions`); the
-#   paper's curves are the best over its grid alone. The CNN's extensions are not run.
+#   beyond that end for that curve (at most four steps, {ref}`ppsgd-step-extensions`); the
+#   paper's curves are the best over its grid alone. The CNN's extensions are computed
+#   apart and read from stored runs.
 # - EMNIST offline: the LEAF 5% sample (about 250 writers with at least 100 digits,
 #   split 90/10 per writer with a seed) instead of 1,000 writers of TFF's files with
 #   TFF's split; the sampling rate $Q/N$ is therefore about 4 times larger.

@@ -33,6 +33,10 @@ _EXTENDED = ("; then, with the grid of step sizes extended beyond an end the bes
 steps beyond an end)."""
 
 
+_FOUR_STEPS = "; then, with up to four steps run beyond an end (two before), "
+"""How a note opens the change the longer extensions made."""
+
+
 _CNN_PAPER_EXTENDED = ("; paper, once its CNN extensions were computed at every level of "
                        "personalization the claims read (not only the levels drawn): ")
 """How a note opens the paper tier's change when the CNN's grids were extended."""
@@ -52,7 +56,13 @@ VERDICT_CHANGES: dict[str, str] = {
         "NOT-TESTABLE -> INCONCLUSIVE (part untested): without noise and at the smaller noise "
         "levels global learning is ahead of local learning and of the smallest drawn level "
         "early, while its best step is still the largest of the extended grid, so the "
-        "comparisons with the larger levels stay untested; quick: FAILS stands",
+        "comparisons with the larger levels stay untested; quick: FAILS stands" + _FOUR_STEPS
+        + "paper: INCONCLUSIVE stands with one part untested instead of two: global "
+        "learning's best step early now lies inside the extended grid at every noise level "
+        "but the largest, and it is ahead of every drawn level there; at the largest its "
+        "seeds split on whether it has left its starting risk; quick: FAILS stands: global "
+        "learning is now ahead of every drawn level early without noise and at the smallest "
+        "noise level, but at the largest local learning is ahead of it",
     "fig1a-global-plateau":
         "FAILS at both tiers over seeds: global learning keeps falling over the second half "
         "of training, no plateau" + _STEPS + "FAILS -> NOT-TESTABLE at both tiers: without "
@@ -106,7 +116,9 @@ VERDICT_CHANGES: dict[str, str] = {
         "the smallest after two steps below the grid (its extensions ran out)"
         + _CNN_PAPER_EXTENDED + "NOT-TESTABLE -> HOLDS: local learning's best step lies "
         "inside the grid extended two steps higher, and the gap to the best level clears the "
-        "margin",
+        "margin" + _FOUR_STEPS + "quick: NOT-TESTABLE -> HOLDS: local learning's best step "
+        "lies inside the grid extended three steps lower, and the gap to the best level "
+        "clears the margin; paper: HOLDS stands",
     "fig1d-small-alpha-small-eps":
         "FAILS -> NOT-TESTABLE at both tiers: every level ends at chance at the largest "
         "plotted noise, so ranking them decides nothing; fig1d-small-alpha-small-steps reads "

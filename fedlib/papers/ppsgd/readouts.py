@@ -66,7 +66,7 @@ STEP_EXTENSION = ["base_low", "base_high", "beyond_low", "beyond_high"]
 of its grid before any extension, and how many steps were run beyond each of those ends."""
 
 
-EXTENSIONS_PER_END = 2
+EXTENSIONS_PER_END = 4
 """The most steps an extension runs beyond one end of a curve's grid of step sizes."""
 
 

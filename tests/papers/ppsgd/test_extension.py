@@ -37,14 +37,17 @@ def _runs(best: dict[float, float], steps=GRID, seeds=SEEDS, iterations=(10, 20)
 
 
 def test_the_steps_beyond_an_end_continue_the_grids_spacing() -> None:
-    assert extension.steps_beyond(GRID, "highest") == (3.6, 7.2)
-    assert extension.steps_beyond(GRID, "lowest") == (0.1, 0.05)
-    # The quick tier's lower steps are the paper tier's own.
-    assert set(extension.steps_beyond(experiment.QUICK_SYNTHETIC_STEPS, "lowest")) <= set(
+    assert extension.steps_beyond(GRID, "highest") == (3.6, 7.2, 14.4, 28.8)[
+        :readouts.EXTENSIONS_PER_END]
+    assert extension.steps_beyond(GRID, "lowest", count=2) == (0.1, 0.05)
+    # The quick tier's first two lower steps are the paper tier's own.
+    assert set(extension.steps_beyond(experiment.QUICK_SYNTHETIC_STEPS, "lowest", count=2)) <= set(
         experiment.PAPER_SYNTHETIC_STEPS)
-    assert extension.steps_beyond(experiment.PAPER_LINEAR_STEPS, "highest") == (0.02, 0.05)
-    assert extension.steps_beyond(experiment.PAPER_LINEAR_STEPS, "lowest") == (5e-5, 2e-5)
-    assert extension.steps_beyond((0.5, 1.0), "highest") == (2.0, 5.0)
+    assert extension.steps_beyond(experiment.PAPER_LINEAR_STEPS, "highest", count=2) == (
+        0.02, 0.05)
+    assert extension.steps_beyond(experiment.PAPER_LINEAR_STEPS, "lowest", count=2) == (
+        5e-5, 2e-5)
+    assert extension.steps_beyond((0.5, 1.0), "highest", count=4) == (2.0, 5.0, 10.0, 20.0)
     assert extension.steps_beyond((0.5, 1.0), "lowest", count=3) == (0.2, 0.1, 0.05)
     with pytest.raises(ValueError, match="not an end"):
         extension.steps_beyond(GRID, "middle")
@@ -66,29 +69,32 @@ def test_a_curve_on_the_upper_end_gets_the_next_step_and_an_inside_one_none() ->
     assert list(extension.plan(low, GRID, iterations=[10, 20])["step"]) == [0.1]
 
 
-def test_a_curve_extended_twice_on_an_end_is_not_extended_further() -> None:
-    runs = _runs({INF: 100.0}, steps=(*GRID, 3.6, 7.2))
+def test_a_curve_extended_to_the_limit_on_an_end_is_not_extended_further() -> None:
+    beyond = extension.steps_beyond(GRID, "highest")
+    last = readouts.EXTENSIONS_PER_END
+    runs = _runs({INF: 100.0}, steps=(*GRID, *beyond))
     runs[readouts.EXTENDED] = runs["step"] > max(GRID)
     curves = readouts.best_over_steps(runs)
     planned = extension.plan(curves, GRID)
     assert len(planned) == 1
-    assert planned.iloc[0]["beyond"] == 2 and math.isnan(planned.iloc[0]["step"])
+    assert planned.iloc[0]["beyond"] == last and math.isnan(planned.iloc[0]["step"])
     assert extension.extension_configs(planned, [{"clip": 1.0, "noise_multiplier": 0.0,
                                                   "alpha_q": INF, "seed": 0,
                                                   "step": 0.2}]) == []
     # Still on an open end: the claims read it so, and say the extensions ran out.
     edge = readouts.step_edge(curves, 0.0, INF)
-    assert edge.end == "highest" and edge.grid() == "0.2 ... 7.2"
-    assert edge.describe() == ("best step 7.2 is the highest of the grid 0.2 ... 7.2, "
-                               "extended 2 steps beyond 1.8 until its extensions ran out, "
-                               "an open end")
+    assert edge.end == "highest" and edge.grid() == f"0.2 ... {beyond[-1]:g}"
+    assert edge.describe() == (f"best step {beyond[-1]:g} is the highest of the grid 0.2 ... "
+                               f"{beyond[-1]:g}, extended {last} steps beyond 1.8 until its "
+                               "extensions ran out, an open end")
     [reason] = claims.step_edge_reasons(curves, [INF], 0.0, claimed=False)
     assert "until its extensions ran out" in reason
-    # Once: the next step is planned, and the reason says it is not run.
-    once = runs[runs["step"] != 7.2]
-    assert list(extension.plan(readouts.best_over_steps(once), GRID)["step"]) == [7.2]
-    assert readouts.step_edge(readouts.best_over_steps(once), 0.0, INF).describe().endswith(
-        "extended 1 step beyond 1.8, its next extension not run, an open end")
+    # One short of the limit: the last step is planned, and the reason says it is not run.
+    short = runs[runs["step"] != beyond[-1]]
+    assert list(extension.plan(readouts.best_over_steps(short), GRID)["step"]) == [beyond[-1]]
+    assert readouts.step_edge(readouts.best_over_steps(short), 0.0, INF).describe().endswith(
+        f"extended {last - 1} step{'s' if last > 2 else ''} beyond 1.8, its next extension "
+        "not run, an open end")
 
 
 def test_the_extension_configs_differ_from_the_base_configs_in_the_step_only() -> None:
@@ -149,10 +155,11 @@ def test_extend_runs_beyond_an_end_until_the_best_is_inside_or_the_extensions_ru
     done = extension.extend(runs, _base_configs(best), base_steps=GRID,
                             read=readouts.best_over_steps, experiment_name="x")
     # One step a round, only for the curves on the end: one sweep a round over every seed.
-    assert calls == [([3.6], sorted(SEEDS)), ([7.2], sorted(SEEDS))]
-    assert done.runs_added == 2 * len(SEEDS) + len(SEEDS)
+    beyond = extension.steps_beyond(GRID, "highest")
+    assert calls == [([step], sorted(SEEDS)) for step in beyond]
+    assert done.runs_added == len(beyond) * len(SEEDS) + len(SEEDS)
     assert list(done.extended["alpha_q"]) == [3.0, INF]
-    assert list(done.extended["steps"]) == ["3.6", "3.6, 7.2"]
+    assert list(done.extended["steps"]) == ["3.6", ", ".join(f"{s:g}" for s in beyond)]
     # alpha*Q = 3: its best, 1.8, is now inside; global learning still on the end.
     assert len(done.ran_out) == 1 and done.ran_out.iloc[0]["alpha_q"] == INF
     assert done.not_run.empty
@@ -191,7 +198,8 @@ def test_extend_stops_where_its_runs_are_not_stored(monkeypatch) -> None:
 
 
 def test_the_step_table_shows_the_extended_grid() -> None:
-    runs = _runs({INF: 100.0, 1.0: 0.7}, steps=(*GRID, 3.6, 7.2))
+    beyond = extension.steps_beyond(GRID, "highest")
+    runs = _runs({INF: 100.0, 1.0: 0.7}, steps=(*GRID, *beyond))
     runs = runs[(runs["alpha_q"] == INF) | (runs["step"] <= max(GRID))]
     runs[readouts.EXTENDED] = runs["step"] > max(GRID)
     curves = readouts.best_over_steps(runs)
@@ -199,14 +207,15 @@ def test_the_step_table_shows_the_extended_grid() -> None:
     edges = readouts.plotted_step_edges(curves, curves.iloc[:0], curves.iloc[:0], setup)
     table = readouts.step_edge_table(edges)
     assert table.loc[("1a", "0"), "grid"] == (
-        "0.2 ... 1.8; alpha*Q=inf: 0.2 ... 7.2 (extended beyond 1.8)")
-    assert table.loc[("1a", "0"), "alpha*Q=inf"] == "7.2 (highest)"
+        f"0.2 ... 1.8; alpha*Q=inf: 0.2 ... {beyond[-1]:g} (extended beyond 1.8)")
+    assert table.loc[("1a", "0"), "alpha*Q=inf"] == f"{beyond[-1]:g} (highest)"
     summary = readouts.step_edge_summary(edges)
     assert "1 of the 2 curves were extended" in summary
     assert "1 still end on an end their extensions ran out on" in summary
     mean = readouts.mean_over_seeds(curves)
     assert set(readouts.STEP_EXTENSION) <= set(mean.columns)
-    assert np.array_equal(mean.loc[mean["alpha_q"] == INF, "beyond_high"].unique(), [2])
+    assert np.array_equal(mean.loc[mean["alpha_q"] == INF, "beyond_high"].unique(),
+                          [readouts.EXTENSIONS_PER_END])
 
 
 def test_the_command_computes_the_cnn_extensions_the_chapter_then_reads(mirror) -> None:
