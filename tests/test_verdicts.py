@@ -62,6 +62,10 @@ def test_an_interval_narrower_than_its_digits_is_written_with_the_digits_that_pa
     assert tiny.text().startswith("-0.31020 [-0.31022, -0.31018] (n=3 runs")
     assert estimate([0.1, 0.4, 0.2]).text().startswith("0.233 [")
     assert estimate([0.25, 0.25, 0.25]).text() == "0.250 exactly (the same in all 3 runs)"
+    # Rounding noise alone: the same to every decimal the text would show.
+    rounding = estimate([0.1 + 0.2, 0.3, 0.3])
+    assert rounding.low != rounding.high
+    assert rounding.text() == "0.300 exactly (the same in all 3 runs to 9 decimals)"
 
 
 def test_seed_keyed_arms_are_paired_and_sequences_are_not() -> None:

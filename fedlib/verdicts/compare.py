@@ -82,10 +82,15 @@ class Estimate:
         if self.low == self.high:
             return f"{self.mean:.{digits}f} exactly (the same in all {self.n} {unit})"
         # An interval narrower than the digits shown gets the digits that tell its ends
-        # apart (else it would read as a quantity that does not vary).
-        while (f"{self.low:.{digits}f}" == f"{self.high:.{digits}f}"
-               and digits < MAX_DIGITS):
-            digits += 1
+        # apart (else it would read as a quantity that does not vary); one that no
+        # MAX_DIGITS decimals tell apart varies by floating-point rounding only.
+        shown = digits
+        while f"{self.low:.{shown}f}" == f"{self.high:.{shown}f}":
+            if shown == MAX_DIGITS:
+                return (f"{self.mean:.{digits}f} exactly (the same in all {self.n} {unit} "
+                        f"to {MAX_DIGITS} decimals)")
+            shown += 1
+        digits = shown
         return (f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
                 f"(n={self.n} {unit}, {self.level:.0%} interval)")
 

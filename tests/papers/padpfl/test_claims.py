@@ -139,7 +139,8 @@ def test_claims_hold_when_the_runs_rank_as_the_paper_says() -> None:
     assert evidence.startswith("judged at R=1 < T=2 (inferred, the server adds noise); mean "
                                "test accuracy at R=1: 0-1-2 eps=20 0.500")
     assert "at R=T=2 (the ablation, no server noise): HOLDS" in evidence
-    assert "difference -0.500 [-0.500, -0.500] (n=2 paired seeds" in evidence
+    assert ("difference -0.500 exactly (the same in all 2 paired seeds to 9 decimals)"
+            in evidence)
 
 
 def test_private_claims_are_judged_at_the_small_r_and_give_r_equal_t_as_the_ablation() -> None:
