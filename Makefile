@@ -156,7 +156,7 @@ $(STORED)/%.$(SCALE): notebooks/%.py | $(STAMP)
 	@mkdir -p $(STORED) $(GEN)/published
 	$(PY) -m fedlib.render.execute $< $(GEN)/published/$*.ipynb --page lead \
 	    --note "$(or $(TIER_NOTE_$(SCALE)),This build is of the $(SCALE) tier: its page follows.)"
-	rm -f $(STORED)/$*.done $(STORED)/$*.json $(STORED)/$*.missing
+	rm -f $(STORED)/$*.done $(STORED)/$*.json $(STORED)/$*.missing $(STORED)/$*.gaps.jsonl
 	touch $@
 
 # One pattern rule per notebook: py:percent -> papermill-executed ipynb, its
@@ -168,7 +168,7 @@ $(GEN)/%.ipynb: notebooks/%.py $(FEDLIB_SRC) $(GEN)/scale $(STORED_STEP) | $(STA
 	$(PY) -m fedlib.render.execute $< $(GEN)/tmp/$*.out.ipynb --cwd . --page tier \
 	    -p scale $(SCALE) -p claims_dir $(CLAIMS)
 	mv $(GEN)/tmp/$*.out.ipynb $@
-	rm -f $(GEN)/$*.md $(CLAIMS)/$*.missing
+	rm -f $(GEN)/$*.md $(CLAIMS)/$*.missing $(CLAIMS)/$*.gaps.jsonl
 
 notebooks: $(EXECUTED)
 

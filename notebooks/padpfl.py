@@ -401,7 +401,7 @@ tier_setups = {t: setup if t == chapter.scale else
                pad.tier(t, hidden=hidden, small_r=small_r, clip_bound=clip_bound, mu=mu,
                         local_steps=local_steps, lr=lr) for t in ("quick", "paper")}
 tier_runs = {t: runs if t == chapter.scale else
-             stored_runs(pad.run, tier_setups[t], chapter.seed, progress=False)
+             stored_runs(pad.run, tier_setups[t], chapter.seed, of_tier=t, progress=False)
              for t in ("quick", "paper")}
 tier_finals = {t: None if r is None else pad_claims.final_losses(r) for t, r in tier_runs.items()}
 tier_claims = {t: [] if r is None else pad_claims.evaluate(r, tier_setups[t], t)

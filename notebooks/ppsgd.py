@@ -581,8 +581,9 @@ display(Markdown(readouts.step_edge_summary(plotted_steps)))
 # four steps beyond an end. The steps continue the grid's
 # spacing: along the 1-2-5 ladder where the grid lies on it (EMNIST: 0.01 is followed by
 # 0.02, 0.05, 0.1 and 0.2), else by a factor of 2 (synthetic: 1.8 by 3.6, 7.2, 14.4 and
-# 28.8, 0.2 by 0.1, 0.05, 0.025 and 0.0125, the first two the paper tier's own steps). The best step and the curve are then read over the
-# extended grid, in the figures and in the claims. A curve still on an end after its
+# 28.8, 0.2 by 0.1, 0.05, 0.025 and 0.0125, the first two the paper tier's own steps).
+# The best step and the curve are then read over the extended grid, in the figures and in
+# the claims. A curve still on an end after its
 # extensions stays not testable where a claim reads it there, its evidence saying that the
 # extensions ran out. The curves extended, and where their best step lies after:
 

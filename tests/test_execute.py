@@ -4,6 +4,7 @@ in place of a chapter show their values as written."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -366,3 +367,44 @@ def test_a_dataset_a_render_cannot_read_is_named_on_its_page(
     with pytest.raises(PapermillExecutionError):  # any other failure fails the build
         ex.execute_published(toy, tmp_path / "toy.ipynb",
                              {"scale": "paper", "claims_dir": str(claims)})
+
+
+def test_a_render_from_stored_runs_records_its_gaps_anew_and_restores_the_environment(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from fedlib.runs.gaps import GAPS_LOG, read_gaps, record_gap
+
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    log = claims / f"toy{ex.GAPS_SUFFIX}"
+    log.write_text('{"left": "by an older render"}\n')
+    seen: list[str | None] = []
+
+    def kernel(then: BaseException | None):
+        def run(input_path: str, output_path: str, **_: Any) -> None:
+            # What the kernel sees: the variable, naming the file, which starts empty.
+            seen.append(os.environ.get(GAPS_LOG))
+            assert Path(seen[-1]).is_absolute() and log.read_text() == ""
+            record_gap("toy", 9, 3, 0)
+            nbformat.write(nbformat.read(input_path, as_version=4), output_path)
+            if then is not None:
+                raise then
+        return run
+
+    monkeypatch.delenv(GAPS_LOG, raising=False)
+    monkeypatch.setattr(papermill, "execute_notebook", kernel(None))
+    assert ex.execute_published(toy, tmp_path / "toy.ipynb",
+                                {"scale": "quick", "claims_dir": str(claims)}) == 0
+    assert seen == [str(log.resolve())] and GAPS_LOG not in os.environ
+    assert [r["absent"] for r in read_gaps(log)] == [3]
+    missing = PapermillExecutionError(2, 1, "x = 1", "MissingRunsError",
+                                      "3 of 9 runs of toy are neither cached nor published. "
+                                      "Compute them", [])
+    monkeypatch.setenv(GAPS_LOG, "set before")
+    monkeypatch.setattr(papermill, "execute_notebook", kernel(missing))
+    assert ex.execute_published(toy, tmp_path / "toy.ipynb",
+                                {"scale": "quick", "claims_dir": str(claims)}) == 0
+    assert os.environ[GAPS_LOG] == "set before"
+    assert len(read_gaps(log)) == 1  # written anew: the first render's record is gone

@@ -64,3 +64,26 @@ def test_a_record_that_is_not_one_the_render_writes_is_refused(tmp_path: Path) -
     log.write_text(json.dumps({"experiment": "toy", "tier": "quick"}) + "\n")
     with pytest.raises(ValueError, match="line 1: a record holds the fields"):
         read_gaps(log)
+
+
+def test_another_tiers_runs_a_page_quotes_are_recorded_as_that_tiers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier_label) -> None:
+    from fedlib.runs.gaps import unrecorded
+    from fedlib.runs.published import stored_runs
+
+    log = tmp_path / "page.gaps.jsonl"
+    monkeypatch.setenv(GAPS_LOG, str(log))
+    run_cache.set_tier_label("quick")
+
+    def quoted(x: int) -> pd.DataFrame:
+        return sweep("toy", [{"x": x}], _runner, workers=1, progress=False)
+
+    assert stored_runs(quoted, 7, of_tier="paper") is None
+    with run_cache.reading_tier("paper"), pytest.raises(run_cache.MissingRunsError):
+        quoted(8)
+    assert stored_runs(quoted, 9) is None  # the page's own tier
+    with run_cache.stored_only(), unrecorded(), pytest.raises(run_cache.MissingRunsError):
+        quoted(10)
+    assert [(r["tier"], r["runs"]) for r in read_gaps(log)] == [
+        ("paper", 1), ("paper", 1), ("quick", 1)]
+    assert run_cache._TIER_LABEL.get() == "quick"  # the page's label is back

@@ -126,7 +126,9 @@ def test_every_quick_tier_page_finds_every_run_it_reads_in_the_store(site_book: 
     assert {p.name.split(".", 1)[0] for p in renders} == chapters, (
         f"the quick-tier renders of {sorted(chapters)} did not all record their gaps: "
         f"{[p.name for p in renders]}")
-    missing = tier_gaps(renders, "quick")
+    # Another tier's runs that a page quotes are recorded with that tier; a sweep before
+    # the page set its tier would be recorded with none, and counts as the page's own.
+    missing = {**tier_gaps(renders, ""), **tier_gaps(renders, "quick")}
     assert not missing, f"quick-tier pages whose runs are not all stored: {missing}"
 
 

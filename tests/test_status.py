@@ -162,3 +162,10 @@ def test_the_runs_the_pages_could_not_find_are_listed_from_the_renders_records(
     assert rows[0].replace("\\", "") == "| pfa | paper | pfa-heterogeneous | 18 | 7 | 1 |"
     assert len(rows) == 2 and rows[1].count(" | ") == 5, rows[1]  # the markup stays in its cell
     assert "## Runs the pages could not find" in status_markdown(tmp_path)
+    # A page not drawn at all (a dataset not at hand) is named with its marker's reason.
+    (claims / "published" / "pfa.gaps.jsonl").write_text("")
+    (claims / "hu2020.missing").write_text("a dataset it reads is not available\n")
+    lines = gaps_section(claims)
+    assert "Every page" not in "\n".join(lines)
+    assert lines[-1].replace("\\", "") == (
+        "- hu2020: not shown (a dataset it reads is not available)")

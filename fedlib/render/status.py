@@ -131,14 +131,20 @@ def gaps_section(claims: Path) -> list[str]:
         return [*lines[:2], "No page of this build was rendered from stored runs alone."]
     rows = [(path.name.split(".", 1)[0], record) for path in renders
             for record in read_gaps(path)]
-    if not rows:
+    # A page the render could not draw at all says why in a marker beside its claims.
+    unshown = [f"- {_cell(path.stem)}: not shown ({_cell(path.read_text().strip())})"
+               for path in sorted(claims.rglob("*.missing"))]
+    if not rows and not unshown:
         return [*lines[:2], f"Every page rendered from stored runs ({len(renders)} renders) "
                 "found every run it reads."]
-    lines += ["| chapter | tier | experiment | runs | absent | damaged |",
-              "|---|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(_cell(v) for v in (chapter, r["tier"] or "-", r["experiment"],
-                                                   r["runs"], r["absent"], r["damaged"]))
-              + " |" for chapter, r in rows]
+    if rows:
+        lines += ["| chapter | tier | experiment | runs | absent | damaged |",
+                  "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(_cell(v) for v in (
+            chapter, r["tier"] or "-", r["experiment"], r["runs"], r["absent"], r["damaged"]))
+            + " |" for chapter, r in rows]
+    if unshown:
+        lines += ["", "Pages whose tier was not drawn at all:", "", *unshown]
     return lines
 
 

@@ -136,6 +136,20 @@ def stored_only() -> Iterator[None]:
         _STORED_ONLY.reset(token)
 
 
+@contextmanager
+def reading_tier(scale: str) -> Iterator[None]:
+    """Inside the block, sweeps read the stored runs of tier ``scale`` (another tier's,
+    which a chapter quotes beside its own) and compute nothing, as in
+    :func:`stored_only`; a run they cannot find is another tier's gap, and is recorded as
+    such (:mod:`fedlib.runs.gaps`)."""
+    token = _TIER_LABEL.set(scale)
+    try:
+        with stored_only():
+            yield
+    finally:
+        _TIER_LABEL.reset(token)
+
+
 _SWEPT: ContextVar[dict[str, list[str]] | None] = ContextVar("fedlib_swept", default=None)
 
 

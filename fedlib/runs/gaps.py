@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from fedlib.runs.cache import _TIER_LABEL
 
-__all__ = ["GAPS_LOG", "FIELDS", "read_gaps", "record_gap", "tier_gaps"]
+__all__ = ["GAPS_LOG", "FIELDS", "read_gaps", "record_gap", "tier_gaps", "unrecorded"]
 
 GAPS_LOG = "FEDLIB_GAPS_LOG"
 """The environment variable naming the file the records are appended to (none: nothing
@@ -28,12 +30,28 @@ FIELDS = ("experiment", "tier", "runs", "absent", "damaged")
 """The fields of a record."""
 
 
+_RECORDING: ContextVar[bool] = ContextVar("fedlib_gaps_recording", default=True)
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Inside the block no gap is recorded: for sweeps that probe, run by run, which runs
+    of a gap already recorded are stored (each would record a part of it again)."""
+    token = _RECORDING.set(False)
+    try:
+        yield
+    finally:
+        _RECORDING.reset(token)
+
+
 def record_gap(experiment: str, runs: int, absent: int, damaged: int) -> None:
     """Append a record of a sweep whose runs are not all stored to the file of
-    :data:`GAPS_LOG`, if it is set; the tier is the one the process labels its runs with
-    (:func:`fedlib.runs.cache.set_tier_label`; empty where none was set)."""
+    :data:`GAPS_LOG`, if it is set and not inside :func:`unrecorded`; the tier is the one
+    runs are labelled with where the sweep runs (:func:`fedlib.runs.cache.set_tier_label`,
+    or :func:`fedlib.runs.cache.reading_tier` for another tier's runs; empty where none
+    was set)."""
     target = os.environ.get(GAPS_LOG)
-    if not target:
+    if not target or not _RECORDING.get():
         return
     record = {"experiment": experiment, "tier": _TIER_LABEL.get(), "runs": int(runs),
               "absent": int(absent), "damaged": int(damaged)}

@@ -101,7 +101,13 @@ import pyarrow.parquet as pq
 import fedlib
 from fedlib import paths
 from fedlib.runs import keys as run_keys
-from fedlib.runs.cache import DamagedRunError, MissingRunsError, ResultStore, stored_only
+from fedlib.runs.cache import (
+    DamagedRunError,
+    MissingRunsError,
+    ResultStore,
+    reading_tier,
+    stored_only,
+)
 from fedlib.runs.errors import PublishedStoreError, StoreBusyError
 from fedlib.runs.keys import (
     RUN_KEY_LENGTH,
@@ -1606,12 +1612,13 @@ def _tier_provenance(entries: list[dict[str, Any]]) -> dict[str, Any]:
             "commits": ", ".join(sorted({e["commit"][:12] for e in entries}))}
 
 
-def stored_runs(run: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any
-                ) -> pd.DataFrame | None:
+def stored_runs(run: Callable[..., pd.DataFrame], *args: Any, of_tier: str | None = None,
+                **kwargs: Any) -> pd.DataFrame | None:
     """``run(*args, **kwargs)`` (a paper's ``run``) from cached and published runs only,
     computing nothing; None when some of its runs are neither (a chapter shows another
-    tier's runs this way when they are published)."""
-    with stored_only():
+    tier's runs this way when they are published: ``of_tier`` names that tier, so that
+    runs it cannot find are recorded as that tier's, :func:`fedlib.runs.cache.reading_tier`)."""
+    with reading_tier(of_tier) if of_tier is not None else stored_only():
         try:
             return run(*args, **kwargs)
         except MissingRunsError:

@@ -86,7 +86,7 @@ class Estimate:
         # MAX_DIGITS decimals tell apart varies by floating-point rounding only.
         shown = digits
         while f"{self.low:.{shown}f}" == f"{self.high:.{shown}f}":
-            if shown == MAX_DIGITS:
+            if shown >= MAX_DIGITS:
                 return (f"{self.mean:.{digits}f} exactly (the same in all {self.n} {unit} "
                         f"to {MAX_DIGITS} decimals)")
             shown += 1

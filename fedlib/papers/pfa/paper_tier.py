@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from fedlib.papers.pfa import experiment
-from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.runs.cache import MissingRunsError, reading_tier, stored_only
 from fedlib.runs.grid_cuts import GridCut, PaperGrid
 from fedlib.runs.published import stored_runs
 from fedlib.sweeps import run_parts, sweep
@@ -172,10 +172,11 @@ def stored_figure_runs(scale: str, seed: int, figure: str) -> pd.DataFrame | Non
     per run and round with the run's config in columns; None when the first seed's runs
     are not all stored (a chapter quotes another tier's numbers this way)."""
     setup = PAPER_GRID.tier(scale)
-    first = stored_runs(experiment.run, setup, seed, figures=(figure,), progress=False)
+    first = stored_runs(experiment.run, setup, seed, of_tier=scale, figures=(figure,),
+                        progress=False)
     if first is None:
         return None
-    with stored_only():
+    with reading_tier(scale):
         repeats, _ = run_repeats(setup, seed, scale, (figure,), progress=False)
     return pd.concat([first, repeats], ignore_index=True) if len(repeats) else first
 

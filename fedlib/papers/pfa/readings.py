@@ -175,7 +175,7 @@ def published_authors(scale: str, seed: int) -> pd.DataFrame | None:
     """
     if scale == "paper":
         return None
-    return stored_runs(run_experiment, PAPER_GRID.tier("paper"), seed,
+    return stored_runs(run_experiment, PAPER_GRID.tier("paper"), seed, of_tier="paper",
                        figures=("authors",), progress=False)
 
 

@@ -43,6 +43,7 @@ from fedlib.papers.pfa import experiment, tuning
 from fedlib.papers.pfa.paper_tier import PAPER_GRID, REPEAT_AGGREGATORS, _sweep_configs
 from fedlib.runs.cache import MissingRunsError, set_tier_label, stored_only
 from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
+from fedlib.runs.gaps import unrecorded
 from fedlib.runs.keys import config_text
 from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 
@@ -326,12 +327,13 @@ def tune(where: Setting, seed: int, *, workers: int | None = 1, progress: bool =
             # Only stored runs may be read: keep those of this step that are, and count
             # the rest as the search's pending points.
             stored = []
-            for config in new:
-                try:
-                    tuning.run([config], workers=workers, progress=False)
-                    stored.append(config)
-                except MissingRunsError:
-                    pass
+            with unrecorded():  # the step's gap is recorded already, as one
+                for config in new:
+                    try:
+                        tuning.run([config], workers=workers, progress=False)
+                        stored.append(config)
+                    except MissingRunsError:
+                        pass
             _count_pending(pending, asked, planned + stored)
             if stored:
                 table = scores(tuning.run(planned + stored, workers=workers, progress=False))

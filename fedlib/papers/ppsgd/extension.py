@@ -93,8 +93,8 @@ def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_EN
                  ) -> tuple[float, ...]:
     """The ``count`` steps beyond the ``end`` (``lowest`` or ``highest``) of ``grid``, nearest
     first, continuing the grid's spacing: along the 1-2-5 ladder where every step of the
-    grid lies on it (0.01 -> 0.02, 0.05; 0.5 -> 0.2, 0.1), else a factor of 2 per step
-    (1.8 -> 3.6, 7.2; 0.2 -> 0.1, 0.05)."""
+    grid lies on it (two steps: 0.01 -> 0.02, 0.05; 0.5 -> 0.2, 0.1), else a factor of 2 per
+    step (1.8 -> 3.6, 7.2; 0.2 -> 0.1, 0.05)."""
     if end not in ENDS:
         raise ValueError(f"end={end!r} is not an end of a grid; use 'lowest' or 'highest'")
     points = sorted(float(s) for s in grid)
@@ -480,8 +480,8 @@ def unextended_note(parts: Mapping[str, tuple[Extension, pd.DataFrame, str]]) ->
                 f"about {total / 60:.0f} CPU-minute{'s' if round(total / 60) != 1 else ''}")
         if total is not None:
             cost += (f" at the {per_run:.0f} CPU-seconds per run recorded for its runs (up to "
-                     "twice that where the first step beyond is again the best and a second "
-                     "is run)")
+                     f"{EXTENSIONS_PER_END} times that where each step beyond is again the "
+                     "best and the next is run)")
         why = "; ".join(ext.left_out.values()) or "not run"
         lines.append(f"- {figure}: {len(todo)} curve ends would be extended ({why}): "
                      + "; ".join(curves) + f". That is {runs} runs ({seeds} "

@@ -176,7 +176,7 @@ class StepEdge:
 
     def extension(self) -> str:
         """How the grid was extended beyond the end the best step is on:
-        ``, extended 2 steps beyond 1.8 until its extensions ran out`` (``""`` where the
+        ``, extended 4 steps beyond 1.8 until its extensions ran out`` (``""`` where the
         best step is on no end, or on one that was not extended)."""
         parts, counts = [], []
         for name, base, count in (("lowest", self.base_low, self.beyond_low),
