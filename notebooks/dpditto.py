@@ -71,7 +71,7 @@ from fedlib.papers.dpditto.settings import settings_table
 from fedlib.render.chapter import open_chapter, show_claims
 from fedlib.render.glue import glue_figure
 from fedlib.render.prose import Missing, say
-from fedlib.runs.cache import MissingRunsError, stored_only
+from fedlib.runs.cache import MissingRunsError, reading_tier
 from fedlib.runs.published import stored_runs
 from fedlib.verdicts.claims import stored_tier_claims, verdict_changes
 
@@ -439,9 +439,9 @@ paper_setup = PAPER_GRID.tier("paper", clip=clip_bound, fig5_lambda=fig5_lambda,
                               fig6_epsilon=fig6_epsilon,
                               compare_epsilons=(compare_low, compare_high))
 paper_runs = runs if chapter.scale == "paper" else stored_runs(dd.run, paper_setup, seed,
-                                                              progress=False)
+                                                              of_tier="paper", progress=False)
 if chapter.scale != "paper" and paper_runs is not None:
-    with stored_only():
+    with reading_tier("paper"):
         paper_repeats, _ = run_repeats(paper_setup, seed, "paper", progress=False)
     paper_runs = pd.concat([paper_runs, paper_repeats], ignore_index=True)
 UNSTORED = Missing("not available (the paper tier's runs are not stored)")

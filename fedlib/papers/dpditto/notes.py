@@ -66,6 +66,10 @@ WITH_T60 = ("once T = 60 was run above the grid on every seed (DP-APPLE was best
             "largest T)")
 
 
+WITH_T80 = ("once the DNN's later seeds ran T = 80 (the large lambdas and the loss of the "
+            "smallest lambdas were best at T = 60, the largest T the seeds shared)")
+
+
 LONGER_T = ("once the quick tier's MLR panel ran T = 40, 80 and 160 beyond its 5, 10 and 20 "
             "(its optima in T sat on T = 20, the top of the short grid)")
 
@@ -189,9 +193,15 @@ HISTORY: dict[str, dict[str, Entry]] = {
                                  "not every fall on either side clears the margin, and at "
                                  "lambda = 1 accuracy still rises to the grid's largest T "
                                  "(that part untested)"}),
-        "paper": (f"FAILS {OLD} -> {SINGLE} -> NOT-TESTABLE {FIRST}",
+        "paper": (f"FAILS {OLD} -> {SINGLE} -> NOT-TESTABLE {FIRST}: for every large lambda "
+                  f"the best T was T = 60, the largest the seeds shared, {EDGE}",
                   {NOT_TESTABLE: f"for every large lambda the best T is the largest the "
-                                 f"seeds share, {EDGE}"})},
+                                 f"seeds share, {EDGE}",
+                   INCONCLUSIVE: f"{WITH_T80}, lambda = 1 (DP-FedAvg) peaks inside the "
+                                 "grid, far above T = 10, but its fall to T = 80 does not "
+                                 "clear the margin; lambda = 0.5 and 0.8 are level from "
+                                 "T = 60 to 80 and best at T = 80, the grid's largest (those "
+                                 "parts untested)"})},
     "fig6-mnist-dnn-smaller-lambda-fairer": {
         "paper": (f"HOLDS {OLD} -> {SINGLE} -> HOLDS {FIRST}",
                   {HOLDS: "the rank correlation of lambda and the std is strong on every "
@@ -216,7 +226,9 @@ HISTORY: dict[str, dict[str, Entry]] = {
                   "for the larger ones",
                   {INCONCLUSIVE: "the optima of the smallest lambdas sit on the grid's "
                                  "largest T, an open edge, so the parts that read them are "
-                                 "not testable while the others hold"})},
+                                 "not testable while the others hold (so also "
+                                 f"{WITH_T80}: the loss of lambda = 0.01 is still lowest at "
+                                 "the largest T on every seed)"})},
     "fig3-4-mnist-dnn-baselines-fall-in-T": {
         "paper": (f"{SINGLE} -> FAILS {FIRST}",
                   {FAILS: "neither falls: DP-FedALA's accuracy rises over the T grid at the "
@@ -224,10 +236,15 @@ HISTORY: dict[str, dict[str, Entry]] = {
     "fig3-4-mnist-dnn-apple-peaks-in-T": {
         "paper": (f"{SINGLE} -> NOT-TESTABLE on the first repeats at the fewer T of the "
                   "smallest budget's runs (best at their largest, the open edge) -> FAILS "
-                  f"{FIRST} at the T every seed ran",
+                  f"{FIRST} at the T every seed ran: at the smaller budget DP-APPLE's best T "
+                  "was inside the grid but level with its largest, no peak by the margin; at "
+                  "the larger it was best at the grid's largest T, the open edge",
                   {FAILS: "at the smaller budget DP-APPLE's best T is inside the grid but "
                           "level with its largest, no peak by the margin; at the larger it "
-                          "is best at the grid's largest T, the open edge"})},
+                          "is best at the grid's largest T, the open edge",
+                   NOT_TESTABLE: f"{WITH_T80}, DP-APPLE is best at T = 80, the largest T the "
+                                 f"seeds share, at both budgets, {EDGE} (its accuracy is "
+                                 "level from T = 40 on)"})},
     "fig6-mnist-dnn-fairness-degrades-improves-degrades": {
         "quick": (f"{MLR}: NOT-RUN while the T grid had three points -> FAILS {LONGER_T}",
                   {FAILS: "the std falls from the first T to the second instead of degrading "

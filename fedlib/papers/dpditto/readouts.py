@@ -101,9 +101,11 @@ def rounds_left_out(runs: pd.DataFrame) -> str:
         if dropped:
             seeds = sorted(frame[frame["rounds"].isin(dropped)]["seed"].unique())
             judged = sorted(kept[kept["panel"] == panel]["rounds"].unique())
+            plural = len(dropped) > 1
             parts.append(f"{_label(panel)}: T = {', '.join(map(str, dropped))} ran at seed"
                          f"{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} only "
-                         f"and are drawn, not judged; the claims read T = "
+                         f"and {'are' if plural else 'is'} drawn, not judged; the claims "
+                         "read T = "
                          f"{', '.join(map(str, judged))}, where all "
                          f"{frame['seed'].nunique()} seeds ran")
     return "; ".join(parts) + "." if parts else ""

@@ -367,7 +367,7 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
         repeat_setup,
     )
 
-    assert REPEAT_ROUNDS == (10, 20, 40, 60)
+    assert REPEAT_ROUNDS == (10, 20, 40, 60, 80)
     setup = PAPER_GRID.tier("paper")
     first = make_runs(setup, seeds=(0,))
     later = make_runs(repeat_setup(setup, "paper"), seeds=(0,))
@@ -379,9 +379,14 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     mlr = kept[kept["panel"] == "mnist-mlr"]  # three seeds at every T already
     assert mlr.equals(runs[runs["panel"] == "mnist-mlr"])
     assert dc_readouts.rounds_left_out(runs) == (
-        "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
-        f"read T = 10, 20, 40, 60, where all {1 + len(REPEAT_SEEDS['paper'])} seeds ran.")
+        "MNIST-DNN: T = 100 ran at seed 0 only and is drawn, not judged; the claims "
+        f"read T = 10, 20, 40, 60, 80, where all {1 + len(REPEAT_SEEDS['paper'])} seeds ran.")
     assert dc_readouts.rounds_left_out(kept) == ""
+    # Without the later seeds' T = 80, two T keep the first seed only.
+    short = runs[(runs["seed"] == 0) | (runs["rounds"] != 80) | (runs["panel"] != "mnist-dnn")]
+    assert dc_readouts.rounds_left_out(short).startswith(
+        "MNIST-DNN: T = 80, 100 ran at seed 0 only and are drawn, not judged; the claims "
+        "read T = 10, 20, 40, 60, where")
     # A Local run at T = 100, seed 0 far ahead of DP-Ditto would turn the accuracy claim
     # were T = 100 read; it is not.
     swing = runs.copy()
