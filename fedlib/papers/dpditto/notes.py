@@ -199,9 +199,9 @@ HISTORY: dict[str, dict[str, Entry]] = {
                                  f"seeds share, {EDGE}",
                    INCONCLUSIVE: f"{WITH_T80}, lambda = 1 (DP-FedAvg) peaks inside the "
                                  "grid, far above T = 10, but its fall to T = 80 does not "
-                                 "clear the margin; lambda = 0.5 and 0.8 are level from "
-                                 "T = 60 to 80 and best at T = 80, the grid's largest (those "
-                                 "parts untested)"})},
+                                 "clear the margin; the two large lambdas below 1 are level "
+                                 "from T = 60 to 80 and best at T = 80, the grid's largest "
+                                 "(those parts untested)"})},
     "fig6-mnist-dnn-smaller-lambda-fairer": {
         "paper": (f"HOLDS {OLD} -> {SINGLE} -> HOLDS {FIRST}",
                   {HOLDS: "the rank correlation of lambda and the std is strong on every "
@@ -227,8 +227,8 @@ HISTORY: dict[str, dict[str, Entry]] = {
                   {INCONCLUSIVE: "the optima of the smallest lambdas sit on the grid's "
                                  "largest T, an open edge, so the parts that read them are "
                                  "not testable while the others hold (so also "
-                                 f"{WITH_T80}: the loss of lambda = 0.01 is still lowest at "
-                                 "the largest T on every seed)"})},
+                                 f"{WITH_T80}: the loss of the smallest lambda is still lowest "
+                                 "at the largest T on every seed)"})},
     "fig3-4-mnist-dnn-baselines-fall-in-T": {
         "paper": (f"{SINGLE} -> FAILS {FIRST}",
                   {FAILS: "neither falls: DP-FedALA's accuracy rises over the T grid at the "

@@ -165,7 +165,7 @@ def test_evaluate_builds_every_claim_with_its_verdict():
     assert set(status.values()) == {"HOLDS"}, status
     by_id = {c.claim_id: c for c in claims}
     assert by_id["fig3-fedavg-near-chance"].paper_value == "near 0.1"
-    assert "n=3 paired seeds" in by_id["fig3-ordering"].evidence
+    assert "3 paired seeds" in by_id["fig3-ordering"].evidence
     assert by_id["fig6a-small-k-best"].evidence.startswith("best small k by mean: 1 (PFA+ by k:")
     assert by_id["fig7-uplink-reduction"].evidence.startswith(
         "exact (no randomness): counted at the paper's setting (M=50, 5 public, 100 rounds, "

@@ -156,7 +156,7 @@ def test_published_authors_reads_the_store_only_beside_another_tier(
     assert published_authors("quick", 3) == "stored"
     [(runner, rounds, seed, kwargs)] = asked
     assert runner is readings.run_experiment and rounds == 100 and seed == 3
-    assert kwargs == {"figures": ("authors",), "progress": False}
+    assert kwargs == {"of_tier": "paper", "figures": ("authors",), "progress": False}
 
 
 # Figure 6b, Algorithm 3 and the tuned rates.

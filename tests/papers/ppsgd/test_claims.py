@@ -66,7 +66,7 @@ def test_figure1a_claims_hold_on_curves_shaped_like_the_paper() -> None:
     evaluated = claims.figure1a_claims(_seeded(LIKE_PAPER), "quick", risk0=500.0)
     assert _statuses(evaluated) == dict.fromkeys(claims.FIGURE1A_CLAIM_IDS, "HOLDS")
     assert all(c.paper == "ppsgd" and c.scale == "quick" for c in evaluated)
-    assert "n=3 paired seeds" in evaluated[0].evidence
+    assert "3 paired seeds" in evaluated[0].evidence
     assert evaluated[3].paper_value == "after about 200 iterations"
     assert evaluated[0].restated and evaluated[3].restated and not evaluated[1].restated
 
