@@ -374,11 +374,11 @@ def test_a_render_from_stored_runs_records_its_gaps_anew_and_restores_the_enviro
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from fedlib.runs.gaps import GAPS_LOG, read_gaps, record_gap
+    from fedlib.runs.gaps import GAPS_LOG, GAPS_SUFFIX, read_gaps, record_gap
 
     claims = tmp_path / "claims"
     claims.mkdir()
-    log = claims / f"toy{ex.GAPS_SUFFIX}"
+    log = claims / f"toy{GAPS_SUFFIX}"
     log.write_text('{"left": "by an older render"}\n')
     seen: list[str | None] = []
 

@@ -16,8 +16,7 @@ import pytest
 from conftest import HEIGHT
 
 from fedlib.papers import PAPERS
-from fedlib.render.execute import GAPS_SUFFIX
-from fedlib.runs.gaps import tier_gaps
+from fedlib.runs.gaps import GAPS_SUFFIX, tier_gaps
 
 # Every element that scrolls sideways, or the page itself: what a reader would have to
 # scroll to see. An element scrolls when its overflow lets it and its content is wider

@@ -199,11 +199,6 @@ PAGES = ("lead", "tier")
 opens the chapter, and ``tier``, the chapter at the build's own tier, after it."""
 
 
-GAPS_SUFFIX = ".gaps.jsonl"
-"""The file beside a render's claims that records the sweeps it could not have
-(:mod:`fedlib.runs.gaps`)."""
-
-
 RENDER_GAPS = {
     "MissingRunsError": "its runs are not all stored",
     "DatasetUnavailableError": "a dataset it reads is not available where the site was built",
@@ -228,7 +223,7 @@ def execute_published(source: str | Path, output: str | Path, parameters: Mappin
     from fedlib.paths import atomic_path
     from fedlib.render.markdown import markdown_code, markdown_text
     from fedlib.render.notebook import writable_claims_folder
-    from fedlib.runs.gaps import GAPS_LOG
+    from fedlib.runs.gaps import GAPS_LOG, GAPS_SUFFIX
 
     folder = writable_claims_folder(parameters.get("claims_dir", ""))
     paper = Path(source).stem

@@ -119,8 +119,7 @@ def gaps_section(claims: Path) -> list[str]:
     """The sweeps the pages rendered from stored runs could not have
     (:mod:`fedlib.runs.gaps`, the records beside each render's claims), as Markdown lines:
     one row per sweep, with its chapter, tier and counts."""
-    from fedlib.render.execute import GAPS_SUFFIX
-    from fedlib.runs.gaps import read_gaps
+    from fedlib.runs.gaps import GAPS_SUFFIX, read_gaps
 
     lines = ["## Runs the pages could not find", "",
              "A page rendered from stored runs leaves out a part whose runs are not all "

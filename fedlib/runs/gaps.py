@@ -3,8 +3,9 @@
 A chapter rendered from stored runs leaves out a part whose runs are not all stored and
 says so on its page. What it left out is also written here, one JSON line per sweep that
 could not be had, to the file named by :data:`GAPS_LOG` (the renderer sets it for the
-notebook's kernel): the experiment, the tier the chapter was rendered at, how many runs
-the sweep reads, how many are absent and how many damaged. The site's checks and the
+notebook's kernel): the experiment, the tier the runs belong to (the page's own, or
+another tier's that the page quotes), how many runs the sweep reads, how many are absent
+and how many damaged. The site's checks and the
 status page read these records instead of the pages' sentences.
 """
 
@@ -20,11 +21,15 @@ from typing import Any
 
 from fedlib.runs.cache import _TIER_LABEL
 
-__all__ = ["GAPS_LOG", "FIELDS", "read_gaps", "record_gap", "tier_gaps", "unrecorded"]
+__all__ = ["FIELDS", "GAPS_LOG", "GAPS_SUFFIX", "read_gaps", "record_gap", "tier_gaps",
+           "unrecorded"]
 
 GAPS_LOG = "FEDLIB_GAPS_LOG"
 """The environment variable naming the file the records are appended to (none: nothing
 is recorded)."""
+
+GAPS_SUFFIX = ".gaps.jsonl"
+"""The file beside a render's claims that holds its records: ``<chapter>.gaps.jsonl``."""
 
 FIELDS = ("experiment", "tier", "runs", "absent", "damaged")
 """The fields of a record."""
