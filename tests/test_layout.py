@@ -40,9 +40,10 @@ benchmark tool."""
 FOLDERS = {"data", "nn", "privacy", "papers", "frontier", "runs", "verdicts", "render"}
 
 PRESENTATION_ROLES = {"claims", "readouts", "notes", "figures", "paper_tier", "studies", "tuned",
-                      "extension", "noise_probe", "tables", "readings"}
+                      "extension", "level_extension", "noise_probe", "tables", "readings"}
 """A paper folder's modules that present results, and the protocols that plan a chapter's
-runs from what it reads (``tuned``, ``extension``); the rest compute them."""
+runs from what it reads (``tuned``, ``extension``, ``level_extension``); the rest compute
+them."""
 
 
 def concern(module: str) -> str:

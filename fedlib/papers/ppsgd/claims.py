@@ -999,8 +999,10 @@ def personalized_dominates(end: pd.DataFrame, value: str, higher_is_better: bool
                            why: str = RISK_WHY) -> Verdict:
     """At every private noise level the best strictly personalized level (0 < alpha*Q <
     inf) beats both local-only and global-only by more than ``margin``. Both ends of the
-    strictly personalized levels are open (:func:`level_edge`): a comparison that does not
-    hold at a best level on either end is NOT-TESTABLE (:func:`edge_gated`); so is one that
+    strictly personalized levels are open (:func:`level_edge`; the chapter extends them
+    beyond an end the best one lies on first, :mod:`fedlib.papers.ppsgd.level_extension`):
+    a comparison that does not hold at a best level on either end is NOT-TESTABLE
+    (:func:`edge_gated`); so is one that
     does not hold where a strictly personalized level has its best step on an end of its
     grid, and one that holds where the extreme it beats does."""
     direction = "greater" if higher_is_better else "less"

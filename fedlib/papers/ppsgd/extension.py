@@ -63,6 +63,10 @@ __all__ = ["EXTENSIONS_PER_END", "Extension", "extend", "extension_configs", "pl
 LADDER = (1.0, 2.0, 5.0)
 """The mantissas of a grid spaced 1-2-5 per decade (0.001, 0.002, 0.005, 0.01, ...)."""
 
+LEVEL_LADDER = (1.0, 3.0)
+"""The mantissas of the personalization levels' grid, spaced 1-3 per decade (0.1, 0.3, 1,
+3, ...: the paper's)."""
+
 ENDS = ("lowest", "highest")
 
 _BEYOND = {"lowest": "beyond_low", "highest": "beyond_high"}
@@ -78,30 +82,32 @@ def _clean(value: float) -> float:
     return float(f"{value:.12g}")
 
 
-def _ladder_place(step: float) -> tuple[int, int] | None:
-    """(index in :data:`LADDER`, power of ten) of ``step``, or None off the ladder."""
+def _ladder_place(step: float, ladder: Sequence[float] = LADDER) -> tuple[int, int] | None:
+    """(index in ``ladder``, power of ten) of ``step``, or None off the ladder."""
     power = math.floor(math.log10(step))
     for shift in (0, 1, -1):  # log10 of 0.001 may land just below -3
         mantissa = step / 10.0 ** (power + shift)
-        for i, rung in enumerate(LADDER):
+        for i, rung in enumerate(ladder):
             if math.isclose(mantissa, rung, rel_tol=1e-9):
                 return i, power + shift
     return None
 
 
-def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_END
-                 ) -> tuple[float, ...]:
+def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_END, *,
+                 ladder: Sequence[float] = LADDER, factor: float = 2.0) -> tuple[float, ...]:
     """The ``count`` steps beyond the ``end`` (``lowest`` or ``highest``) of ``grid``, nearest
-    first, continuing the grid's spacing: along the 1-2-5 ladder where every step of the
-    grid lies on it (two steps: 0.01 -> 0.02, 0.05; 0.5 -> 0.2, 0.1), else a factor of 2 per
-    step (1.8 -> 3.6, 7.2; 0.2 -> 0.1, 0.05)."""
+    first, continuing the grid's spacing: along the ``ladder`` of mantissas per decade
+    (1-2-5 by default) where every step of the grid lies on it (two steps: 0.01 -> 0.02,
+    0.05; 0.5 -> 0.2, 0.1), else a ``factor`` per step (2 by default: 1.8 -> 3.6, 7.2;
+    0.2 -> 0.1, 0.05). Any grid of values > 0 with no bound on either side is continued
+    so (the personalization levels too: :data:`LEVEL_LADDER`)."""
     if end not in ENDS:
         raise ValueError(f"end={end!r} is not an end of a grid; use 'lowest' or 'highest'")
     points = sorted(float(s) for s in grid)
     if not points or points[0] <= 0 or not all(math.isfinite(s) for s in points):
-        raise ValueError(f"a grid of step sizes holds finite steps > 0, got {grid!r}")
+        raise ValueError(f"a grid to continue holds finite values > 0, got {grid!r}")
     up = end == "highest"
-    places = [_ladder_place(s) for s in points]
+    places = [_ladder_place(s, ladder) for s in points]
     found: list[float] = []
     step = points[-1] if up else points[0]
     place = places[-1] if up else places[0]
@@ -110,14 +116,14 @@ def steps_beyond(grid: Sequence[float], end: str, count: int = EXTENSIONS_PER_EN
         if on_ladder and place is not None:
             i, power = place
             i += 1 if up else -1
-            if i == len(LADDER):
+            if i == len(ladder):
                 i, power = 0, power + 1
             elif i < 0:
-                i, power = len(LADDER) - 1, power - 1
+                i, power = len(ladder) - 1, power - 1
             place = (i, power)
-            step = float(f"{LADDER[i]:g}e{power}")
+            step = float(f"{ladder[i]:g}e{power}")
         else:
-            step = _clean(step * 2 if up else step / 2)
+            step = _clean(step * factor if up else step / factor)
         found.append(step)
     return tuple(found)
 
@@ -335,6 +341,7 @@ def accuracy_curves(runs: pd.DataFrame, sigmas: Sequence[float] | None = None,
 def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, scale: str,
                   figure: str, *, device: str = "cpu", source: str = "leaf-sample",
                   instance: str = experiment.SYNTHETIC_INSTANCE, compute_cnn: bool = False,
+                  extra_configs: Sequence[Mapping[str, Any]] = (),
                   **sweep_args: Any) -> Extension:
     """:func:`extend` for the runs of one of the chapter's figures (``1a``, ``1c`` or ``1d``,
     from :func:`~fedlib.papers.ppsgd.paper_tier.run_repeats`), on the curves it draws and
@@ -343,11 +350,16 @@ def extend_figure(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int, s
     1c at the end, every curve (Figure 2 draws them all); Figure 1d at the end, the
     plotted noise levels at every level of personalization (its claims read the best of
     sets of levels, drawn or not), from stored runs only (``compute_cnn``: computed where
-    not stored, as :func:`_main` does)."""
+    not stored, as :func:`_main` does). ``extra_configs``: those of runs ``runs`` holds
+    beyond the tier's grid (Figure 1a's levels beyond it,
+    :mod:`fedlib.papers.ppsgd.level_extension`), whose curves are extended alike."""
     experiment.check_figure(figure)
+    if extra_configs and figure != "1a":
+        raise ValueError(f"extra_configs extend Figure 1a's curves only, not Figure {figure}'s")
     if figure == "1a":
         grid = setup.synthetic
-        configs = figure_configs(setup, seed, scale, figure, device=device, instance=instance)
+        configs = [*figure_configs(setup, seed, scale, figure, device=device,
+                                   instance=instance), *extra_configs]
         return extend(runs, configs, base_steps=grid.steps, read=synthetic_curves,
                       iterations=claim_iterations(grid.iterations),
                       experiment_name=experiment.SYNTHETIC_EXPERIMENT,

@@ -109,12 +109,15 @@ def tradeoff_panel(ax: plt.Axes, end: pd.DataFrame, table: pd.DataFrame, value: 
     """
     private = table[np.isfinite(table["epsilon"]) & (table["epsilon"] > 0)]
     eps = private["epsilon"]
+    eps_of = dict(zip(private["noise_multiplier"], eps, strict=True))
     for alpha_q in sorted(end["alpha_q"].unique()):
         if alpha_q in (0.0, float("inf"), INTERMEDIATE_ALPHA_Q):
             continue
+        # A level run beyond the grid runs at some noise levels only.
         line = end[(end["alpha_q"] == alpha_q) & end["noise_multiplier"].isin(
-            private["noise_multiplier"])].sort_values("noise_multiplier")
-        ax.plot(eps.values, line[value].values, color=INTERMEDIATE_COLOR, alpha=0.25, lw=0.8)
+            eps_of)].sort_values("noise_multiplier")
+        ax.plot(line["noise_multiplier"].map(eps_of).values, line[value].values,
+                color=INTERMEDIATE_COLOR, alpha=0.25, lw=0.8)
     ax.plot(eps, private["intermediate"], color=INTERMEDIATE_COLOR, marker="o",
             label=rf"intermediate $\alpha Q={INTERMEDIATE_ALPHA_Q:g}$")
     ax.plot(eps, private["global"], color=GLOBAL_COLOR, marker="o", label="global only")

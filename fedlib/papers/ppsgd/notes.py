@@ -37,6 +37,12 @@ _FOUR_STEPS = "; then, with up to four steps run beyond an end (two before), "
 """How a note opens the change the longer extensions made."""
 
 
+_LEVELS = ("; then, with the strictly personalized levels extended below the grid's "
+           "smallest where the best of them sat there (up to four levels, on the paper's "
+           "1-3 spacing), ")
+"""How a note opens the change the extension of the personalization levels made."""
+
+
 _CNN_PAPER_EXTENDED = ("; paper, once its CNN extensions were computed at every level of "
                        "personalization the claims read (not only the levels drawn): ")
 """How a note opens the paper tier's change when the CNN's grids were extended."""
@@ -175,7 +181,14 @@ VERDICT_CHANGES: dict[str, str] = {
         "end of the grid" + _EXTENDED + "INCONCLUSIVE stands at both tiers, with fewer parts "
         "untested: every comparison with global learning holds once its best step lies "
         "inside the extended grid; those with local learning at large noise stay untested "
-        "(there the best level is the smallest of the grid of levels)",
+        "(there the best level is the smallest of the grid of levels)" + _LEVELS + "paper: "
+        "INCONCLUSIVE -> FAILS: at the largest noise levels the best level walks down to the "
+        "last one run and its excess risk to that of local learning, so those comparisons "
+        "stay untested, but at the middle one the best level is now inside the extended "
+        "levels and ties local learning within the margin; quick: INCONCLUSIVE stands, with "
+        "one part untested instead of two: at its middle noise level the best level, inside "
+        "the extended levels, is level with local learning but its three seeds cannot tell "
+        "a tie from a win",
 }
 """Claim id -> how its verdict changed when the claims were judged over repeats with
 declared margins, the trivial baselines and the open-edge rule, on the levels of
