@@ -141,7 +141,7 @@ TIERS: dict[str, FrontierSetup] = {
         Slice("har-subjects", (("max_clients", 5), ("max_examples", 20)), (1.0, None), 2, 1),
         Slice("mnist-users", (("n_users", 40),), (1.0, None), 4, 1, 0.25),
     ), seeds=1),
-    # About an hour and a half of one core: the small federations cut to 20 or 30 clients
+    # About four CPU-hours: the small federations cut to 20 or 30 clients
     # of 50 examples and ten rounds of two steps; 200 users of 40 MNIST digits in cohorts
     # of 10% over 100 rounds; every FEMNIST writer with ten digits or more, cut to 30, in
     # cohorts of 10% over 30 rounds.
