@@ -21,7 +21,9 @@ from fedlib.runs import __main__ as runs_cli
 from fedlib.runs import published
 from fedlib.runs.keys import content_digest, run_key
 from fedlib.runs.published import (
+    FILE_BYTES_LIMIT,
     PUBLISHED_LAYOUT,
+    STORE_BYTES_LIMIT,
     PublishedStore,
     PublishedStoreError,
     config_of,
@@ -342,3 +344,17 @@ def test_every_committed_manifest_reads_the_same_in_either_layout(
     for store in stores:
         assert _on_disk(store)["layout"] == PUBLISHED_LAYOUT
         assert store.compact() == (sizes[store.experiment][1],) * 2 + (False,)
+
+
+def test_the_committed_store_stays_within_its_size_limits() -> None:
+    """Every file of the committed store, and the store in all, stays under its limit."""
+    committed = ROOT / "data" / "published"
+    files = [f for f in committed.rglob("*") if f.is_file()]
+    if not files:
+        pytest.skip("nothing is published in this checkout")
+    sizes = {f.relative_to(committed).as_posix(): f.stat().st_size for f in files}
+    over = {name: size for name, size in sizes.items() if size > FILE_BYTES_LIMIT}
+    assert not over, (f"published files over {FILE_BYTES_LIMIT:,} bytes: {over}; keep fewer "
+                      "iterations of their runs")
+    assert sum(sizes.values()) <= STORE_BYTES_LIMIT, (
+        f"the published store holds {sum(sizes.values()):,} bytes, over {STORE_BYTES_LIMIT:,}")

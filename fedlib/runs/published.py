@@ -124,6 +124,13 @@ from fedlib.tiers import SCALES
 PUBLISHED_LAYOUT = "fedlib-published/3"
 """Layout tag of the manifests this fedlib writes (runs name shared provenance records)."""
 
+FILE_BYTES_LIMIT = 5_000_000
+"""The most bytes one committed file of the store may hold (a tier's table, a manifest)."""
+
+STORE_BYTES_LIMIT = 25_000_000
+"""The most bytes the committed store may hold in all: it travels with every clone, so it
+keeps what the figures and claims read, not every iteration of every run."""
+
 READ_LAYOUTS = (PUBLISHED_LAYOUT, "fedlib-published/2")
 """Layouts this fedlib reads (``/2``: every run entry written out in full); a manifest of
 another layout is refused, never guessed. The next write of a store rewrites its manifest
