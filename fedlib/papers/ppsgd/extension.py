@@ -57,8 +57,8 @@ from fedlib.runs.errors import DEBUG_FLAG, DEBUG_HELP, run_command
 from fedlib.runs.keys import config_text, run_key
 from fedlib.sweeps import sweep
 
-__all__ = ["EXTENSIONS_PER_END", "Extension", "extend", "extension_configs", "plan",
-           "steps_beyond"]
+__all__ = ["EXTENSIONS_PER_END", "Extension", "Rounds", "extend", "extension_configs",
+           "extension_rounds", "plan", "ran_beyond", "steps_beyond"]
 
 LADDER = (1.0, 2.0, 5.0)
 """The mantissas of a grid spaced 1-2-5 per decade (0.001, 0.002, 0.005, 0.01, ...)."""
@@ -252,16 +252,50 @@ def extend(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
     """
     iterations = None if iterations is None else sorted(set(int(i) for i in iterations))
     base = runs.assign(**{EXTENDED: False})
-    found = base
-    extended: list[pd.DataFrame] = []
-    added = 0
+    done = extension_rounds(
+        base, plan_of=lambda found: plan(read(found), base_steps, iterations),
+        configs_of=lambda todo: extension_configs(todo, base_configs),
+        keep=lambda new: _kept_iterations(new, base).assign(**{EXTENDED: True}),
+        column="step", experiment_name=experiment_name, max_group_size=max_group_size,
+        compute=compute, part=part, sweep_args=sweep_args)
+    steps = ran_beyond(done.rounds, [*CURVE, "end"], "step", "steps", lambda v: f"{v:g}")
+    return Extension(done.runs, steps, done.planned, len(done.configs), done.left_out)
+
+
+@dataclass
+class Rounds:
+    """What :func:`extension_rounds` did: ``runs`` with those it added, the ``configs`` of
+    the runs it added, the plan's rows run in each round (``rounds``), the plan left
+    (``planned``) and the part left out, with why (``left_out``)."""
+
+    runs: pd.DataFrame
+    configs: list[dict[str, Any]]
+    rounds: list[pd.DataFrame]
+    planned: pd.DataFrame
+    left_out: dict[str, str]
+
+
+def extension_rounds(runs: pd.DataFrame, *, plan_of: Callable[[pd.DataFrame], pd.DataFrame],
+                     configs_of: Callable[[pd.DataFrame], list[dict[str, Any]]],
+                     keep: Callable[[pd.DataFrame], pd.DataFrame], column: str,
+                     experiment_name: str, max_group_size: int | None, compute: bool,
+                     part: str, sweep_args: Mapping[str, Any]) -> Rounds:
+    """The rounds of an extension of a grid: ``plan_of`` the runs so far says what to run
+    next (its rows with a value in ``column``), ``configs_of`` those rows gives the configs,
+    one sweep runs them (``keep`` takes the rows of the new runs to add), until the plan
+    asks for nothing or :data:`EXTENSIONS_PER_END` rounds ran. With ``compute`` False the
+    runs are read from stored runs only, and where they are not all stored the rounds stop
+    there, with ``part`` left out."""
+    found = runs
+    added: list[dict[str, Any]] = []
+    rounds: list[pd.DataFrame] = []
     left_out: dict[str, str] = {}
-    planned = plan(read(found), base_steps, iterations)
+    planned = plan_of(found)
     for _ in range(EXTENSIONS_PER_END):
-        todo = planned.dropna(subset=["step"])
+        todo = planned.dropna(subset=[column])
         if todo.empty:
             break
-        configs = extension_configs(todo, base_configs)
+        configs = configs_of(todo)
         try:
             new = _sweep(configs, experiment_name, max_group_size, compute, sweep_args)
         except MissingRunsError as error:
@@ -269,17 +303,22 @@ def extend(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
                 "not stored, and read from stored runs only" if not compute
                 else str(error).split(". ", 1)[0])}
             break
-        new = _kept_iterations(new, base).assign(**{EXTENDED: True})
-        found = pd.concat([found, new], ignore_index=True)
-        added += len(configs)
-        extended.append(todo)
-        planned = plan(read(found), base_steps, iterations)
-    columns = [*CURVE, "end", "steps"]
-    steps = (pd.concat(extended, ignore_index=True).groupby([*CURVE, "end"], as_index=False)
-             ["step"].agg(lambda s: ", ".join(f"{v:g}" for v in sorted(set(s))))
-             .rename(columns={"step": "steps"})[columns]
-             if extended else pd.DataFrame(columns=columns))
-    return Extension(found, steps, planned, added, left_out)
+        found = pd.concat([found, keep(new)], ignore_index=True)
+        added += configs
+        rounds.append(todo)
+        planned = plan_of(found)
+    return Rounds(found, added, rounds, planned, left_out)
+
+
+def ran_beyond(rounds: Sequence[pd.DataFrame], keys: list[str], column: str, name: str,
+               text: Callable[[float], str]) -> pd.DataFrame:
+    """One row per ``keys`` of the plan's rows run in ``rounds``: the values of ``column``
+    run there, in words (``text`` each, in increasing order), as column ``name``."""
+    if not rounds:
+        return pd.DataFrame(columns=[*keys, name])
+    return (pd.concat(rounds, ignore_index=True).groupby(keys, as_index=False)[column]
+            .agg(lambda s: ", ".join(text(v) for v in sorted(set(s))))
+            .rename(columns={column: name})[[*keys, name]])
 
 
 def _sweep(configs: list[dict[str, Any]], experiment_name: str, max_group_size: int | None,

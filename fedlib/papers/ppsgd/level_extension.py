@@ -32,8 +32,9 @@ from fedlib.papers.ppsgd.extension import (
     ENDS,
     EXTENSIONS_PER_END,
     LEVEL_LADDER,
-    _sweep,
+    extension_rounds,
     figure_configs,
+    ran_beyond,
     steps_beyond,
     synthetic_curves,
 )
@@ -45,7 +46,6 @@ from fedlib.papers.ppsgd.readouts import (
     values,
     with_seed,
 )
-from fedlib.runs.cache import MissingRunsError
 from fedlib.runs.keys import config_text
 
 __all__ = ["LevelExtension", "extend_levels", "extend_synthetic_levels", "level_configs",
@@ -172,34 +172,15 @@ def extend_levels(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]],
     with the figure's runner (``sweep_args`` go to :func:`fedlib.sweeps.sweep`); with
     ``compute`` False they are read from stored runs only, and where they are not all
     stored the extensions stop there, with ``part`` left out."""
-    found = runs
-    added: list[dict[str, Any]] = []
-    extended: list[pd.DataFrame] = []
-    left_out: dict[str, str] = {}
-    planned = level_plan(read(found), base_levels)
-    for _ in range(EXTENSIONS_PER_END):
-        todo = planned.dropna(subset=["alpha_q"])
-        if todo.empty:
-            break
-        configs = level_configs(todo, base_configs, base_levels)
-        try:
-            new = _sweep(configs, experiment_name, max_group_size, compute, sweep_args)
-        except MissingRunsError as error:
-            left_out = {part or experiment_name: (
-                "not stored, and read from stored runs only" if not compute
-                else str(error).split(". ", 1)[0])}
-            break
-        found = pd.concat([found, _kept_iterations(new, runs)], ignore_index=True)
-        added += configs
-        extended.append(todo)
-        planned = level_plan(read(found), base_levels)
-    columns = ["clip", "noise_multiplier", "end", "levels run"]
-    ran = (pd.concat(extended, ignore_index=True)
-           .groupby(["clip", "noise_multiplier", "end"], as_index=False)["alpha_q"]
-           .agg(lambda s: ", ".join(_fmt_alpha(v) for v in sorted(set(s))))
-           .rename(columns={"alpha_q": "levels run"})[columns]
-           if extended else pd.DataFrame(columns=columns))
-    return LevelExtension(found, added, ran, planned, left_out)
+    done = extension_rounds(
+        runs, plan_of=lambda found: level_plan(read(found), base_levels),
+        configs_of=lambda todo: level_configs(todo, base_configs, base_levels),
+        keep=lambda new: _kept_iterations(new, runs), column="alpha_q",
+        experiment_name=experiment_name, max_group_size=max_group_size, compute=compute,
+        part=part, sweep_args=sweep_args)
+    ran = ran_beyond(done.rounds, ["clip", "noise_multiplier", "end"], "alpha_q",
+                     "levels run", _fmt_alpha)
+    return LevelExtension(done.runs, done.configs, ran, done.planned, done.left_out)
 
 
 def extend_synthetic_levels(runs: pd.DataFrame, setup: experiment.PpsgdSetup, seed: int,
