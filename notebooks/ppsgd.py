@@ -468,8 +468,9 @@ display(pd.concat(tradeoffs))
 # the paper. Accuracy-privacy trade-off at the end of training. Left: EMNIST, linear model (test
 # accuracy, higher is better). Right: the synthetic task of {ref}`Figure 1a <fig-ppsgd-1a>`
 # (excess risk, lower is better). Red: local only; blue: global only; green: $\alpha Q=1$ (faint
-# green: the other levels); black: the best level at each $\varepsilon$. Noise levels without
-# noise ($\varepsilon=\infty$) are in the table above, not on the axis.
+# green: the other levels, those run beyond the grid at the noise levels they were run at:
+# {ref}`ppsgd-level-extensions`); black: the best level at each $\varepsilon$. Noise levels
+# without noise ($\varepsilon=\infty$) are in the table above, not on the axis.
 # ```
 #
 # The paper's black curve optimizes over every level of personalization, $\alpha Q=0$ and
