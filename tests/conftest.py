@@ -81,6 +81,19 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("FEDLIB_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def _closes_its_figures() -> Iterator[None]:
+    """A test closes every figure it draws: one left open stays in memory and is still
+    open in the next test its worker runs, which then sees figures it never drew."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    left = pyplot.get_fignums() if pyplot is not None else []
+    if left:
+        pyplot.close("all")
+        pytest.fail(f"the test left {len(left)} figure(s) open: close each figure it draws "
+                    "(plt.close), or let glue_figure close it")
+
+
 @pytest.fixture
 def mirror() -> Path:
     """The offline mirror folder; skips the test when it is not configured."""

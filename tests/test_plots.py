@@ -16,12 +16,6 @@ from fedlib.render import glue
 from fedlib.render.glue import figure_table, glue_figure, keep_figure_data
 
 
-@pytest.fixture(autouse=True)
-def _no_open_figures():
-    """Each test starts with no figure open: a test elsewhere on the same worker may leave
-    some, and these tests check that the figures they draw are closed."""
-    plt.close("all")
-
 def _figure() -> plt.Figure:
     fig, (left, right) = plt.subplots(1, 2)
     left.plot([1, 2, 3], [0.5, 0.25, 0.125], label="PFA")
