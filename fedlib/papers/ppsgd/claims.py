@@ -49,7 +49,6 @@ from fedlib.papers.ppsgd.readouts import (
     _at,
     _curve,
     _fmt_alpha,
-    at_figure_clip,
     best_arm,
     best_over_steps,
     figure1_epsilons,
@@ -59,6 +58,7 @@ from fedlib.papers.ppsgd.readouts import (
     seeds_of,
     smallest_step_peak,
     step_edge,
+    synthetic_final,
     values,
     with_seed,
 )
@@ -1046,7 +1046,7 @@ def figure2_claims(curves_1a: pd.DataFrame, curves_1c: pd.DataFrame, scale: str,
         "0 and inf included, and says it improves the trade-off, not that it wins at every "
         "sigma",
         resolution=accuracy_resolution(test_digits))
-    synthetic = final(at_figure_clip(with_seed(curves_1a)))
+    synthetic = synthetic_final(curves_1a)
     sheet.judged(
         "fig2-synthetic-envelope-dominates",
         personalized_dominates(synthetic, "excess_risk", False, log=True),

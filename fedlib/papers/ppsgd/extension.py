@@ -58,7 +58,8 @@ from fedlib.runs.keys import config_text, run_key
 from fedlib.sweeps import sweep
 
 __all__ = ["EXTENSIONS_PER_END", "Extension", "Rounds", "extend", "extension_configs",
-           "extension_rounds", "plan", "ran_beyond", "steps_beyond"]
+           "extension_rounds", "kept_iterations", "plan", "ran_beyond",
+           "steps_beyond"]
 
 LADDER = (1.0, 2.0, 5.0)
 """The mantissas of a grid spaced 1-2-5 per decade (0.001, 0.002, 0.005, 0.01, ...)."""
@@ -226,11 +227,13 @@ class Extension:
         return self.open[self.open["step"].isna()]
 
 
-def _kept_iterations(new: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the extension runs ``new`` at the iterations their curve's runs of the
-    grid hold (a published run keeps some iterations only; a curve is the best over its
-    steps at each iteration, which must not be taken over runs that kept it alone)."""
-    keys = [*CURVE, "seed", "iteration"]
+def kept_iterations(new: pd.DataFrame, base: pd.DataFrame,
+                     within: Sequence[str] = CURVE) -> pd.DataFrame:
+    """The rows of the extension runs ``new`` at the iterations the grid's runs ``base``
+    hold for the same seed and ``within`` (by default their curve; a published run keeps
+    some iterations only, and a curve is the best over its steps at each iteration, which
+    must not be taken over runs that kept it alone)."""
+    keys = [*within, "seed", "iteration"]
     return new.merge(base[keys].drop_duplicates(), on=keys, how="inner")
 
 
@@ -255,7 +258,7 @@ def extend(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
     done = extension_rounds(
         base, plan_of=lambda found: plan(read(found), base_steps, iterations),
         configs_of=lambda todo: extension_configs(todo, base_configs),
-        keep=lambda new: _kept_iterations(new, base).assign(**{EXTENDED: True}),
+        keep=lambda new: kept_iterations(new, base).assign(**{EXTENDED: True}),
         column="step", experiment_name=experiment_name, max_group_size=max_group_size,
         compute=compute, part=part, sweep_args=sweep_args)
     steps = ran_beyond(done.rounds, [*CURVE, "end"], "step", "steps", lambda v: f"{v:g}")

@@ -5,7 +5,8 @@ The synthetic panel of Figure 2 reads, at every private noise level, the best st
 personalized level (0 < alpha*Q < inf) against local and global learning. Neither end of
 those levels bounds them: levels run on towards 0 (local learning is their limit, not a
 level of them) and towards inf. Where the best of them (by the mean over seeds of the
-final log10 excess risk, as the claim reads it: :func:`reading`) lies on an end of the
+final log10 excess risk, as the claim reads it:
+:func:`~fedlib.papers.ppsgd.readouts.synthetic_final`) lies on an end of the
 levels at a noise level, the next level beyond that end is run at that noise level and
 clipping norm alone: every seed and step size of the grid's curve on that end, with only
 alpha*Q replaced. That is repeated, at most
@@ -34,22 +35,16 @@ from fedlib.papers.ppsgd.extension import (
     LEVEL_LADDER,
     extension_rounds,
     figure_configs,
+    kept_iterations,
     ran_beyond,
     steps_beyond,
     synthetic_curves,
 )
-from fedlib.papers.ppsgd.readouts import (
-    _fmt_alpha,
-    at_figure_clip,
-    best_arm,
-    final,
-    values,
-    with_seed,
-)
+from fedlib.papers.ppsgd.readouts import _fmt_alpha, best_arm, synthetic_final, values
 from fedlib.runs.keys import config_text
 
 __all__ = ["LevelExtension", "extend_levels", "extend_synthetic_levels", "level_configs",
-           "level_plan", "level_table", "levels_beyond", "reading"]
+           "level_plan", "level_table", "levels_beyond"]
 
 PLAN_COLUMNS = ["clip", "noise_multiplier", "end", "best_level", "levels", "beyond",
                 "alpha_q"]
@@ -69,15 +64,9 @@ def levels_beyond(levels: Sequence[float], end: str, count: int = EXTENSIONS_PER
     return steps_beyond(inside, end, count, ladder=LEVEL_LADDER, factor=3.0)
 
 
-def reading(curves: pd.DataFrame) -> pd.DataFrame:
-    """What the synthetic panel of Figure 2 reads of Figure 1a's curves (best step at each
-    iteration, :func:`~fedlib.papers.ppsgd.extension.synthetic_curves`): the final values
-    per seed at the plots' clipping norm."""
-    return final(at_figure_clip(with_seed(curves)))
-
-
 def level_plan(end_values: pd.DataFrame, base_levels: Sequence[float]) -> pd.DataFrame:
-    """The level extensions the final values ``end_values`` (:func:`reading`) call for: one
+    """The level extensions the final values ``end_values``
+    (:func:`~fedlib.papers.ppsgd.readouts.synthetic_final`) call for: one
     row per private noise level (and clipping norm) whose best strictly personalized level
     (lowest mean log10 excess risk over seeds) lies on an end of the strictly personalized
     levels it holds there.
@@ -154,13 +143,6 @@ class LevelExtension:
         return len(self.configs)
 
 
-def _kept_iterations(new: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the new levels' runs at the iterations the grid's runs of the same seed,
-    noise level and clipping norm hold (a published run keeps some iterations only)."""
-    keys = ["clip", "noise_multiplier", "seed", "iteration"]
-    return new.merge(base[keys].drop_duplicates(), on=keys, how="inner")
-
-
 def extend_levels(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]], *,
                   base_levels: Sequence[float], read: Callable[[pd.DataFrame], pd.DataFrame],
                   experiment_name: str, max_group_size: int | None = None,
@@ -175,7 +157,8 @@ def extend_levels(runs: pd.DataFrame, base_configs: Sequence[Mapping[str, Any]],
     done = extension_rounds(
         runs, plan_of=lambda found: level_plan(read(found), base_levels),
         configs_of=lambda todo: level_configs(todo, base_configs, base_levels),
-        keep=lambda new: _kept_iterations(new, runs), column="alpha_q",
+        keep=lambda new: kept_iterations(new, runs, ["clip", "noise_multiplier"]),
+        column="alpha_q",
         experiment_name=experiment_name, max_group_size=max_group_size, compute=compute,
         part=part, sweep_args=sweep_args)
     ran = ran_beyond(done.rounds, ["clip", "noise_multiplier", "end"], "alpha_q",
@@ -189,11 +172,12 @@ def extend_synthetic_levels(runs: pd.DataFrame, setup: experiment.PpsgdSetup, se
                             **sweep_args: Any) -> LevelExtension:
     """:func:`extend_levels` for Figure 1a's runs (from
     :func:`~fedlib.papers.ppsgd.paper_tier.run_repeats`), on what the synthetic panel of
-    Figure 2 reads (:func:`reading` of the curves the chapter draws), computed where not
-    stored (a synthetic run takes a fraction of a CPU-second)."""
+    Figure 2 reads (:func:`~fedlib.papers.ppsgd.readouts.synthetic_final` of the curves
+    the chapter draws), computed where not stored (a synthetic run takes a fraction of a
+    CPU-second)."""
     configs = figure_configs(setup, seed, scale, "1a", device=device, instance=instance)
     return extend_levels(runs, configs, base_levels=setup.synthetic.alpha_q,
-                         read=lambda r: reading(synthetic_curves(r)),
+                         read=lambda r: synthetic_final(synthetic_curves(r)),
                          experiment_name=experiment.SYNTHETIC_EXPERIMENT,
                          max_group_size=experiment.SYNTHETIC_GROUP_SIZE,
                          part=f"Figure 2's extensions of the personalization levels "

@@ -280,6 +280,12 @@ def at_figure_clip(curves: pd.DataFrame) -> pd.DataFrame:
     return curves[curves["clip"] == FIGURE_CLIP]
 
 
+def synthetic_final(curves: pd.DataFrame) -> pd.DataFrame:
+    """What the synthetic panel of Figure 2 reads of Figure 1a's curves (best step at each
+    iteration): the final values per seed at the plots' clipping norm."""
+    return final(at_figure_clip(with_seed(curves)))
+
+
 def _at(table: pd.DataFrame, sigma: float, alpha_q: float, value: str) -> float:
     sel = table[(table["noise_multiplier"] == sigma) & (table["alpha_q"] == alpha_q)]
     return float(sel[value].iloc[0])

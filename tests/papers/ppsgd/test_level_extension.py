@@ -62,7 +62,7 @@ def _fake_sweep(best: dict[float, float], calls: list):
 
 
 def _read(runs: pd.DataFrame) -> pd.DataFrame:
-    return level_extension.reading(readouts.best_over_steps(runs))
+    return readouts.synthetic_final(readouts.best_over_steps(runs))
 
 
 def test_the_levels_beyond_an_end_continue_the_papers_spacing() -> None:
