@@ -47,6 +47,11 @@ from fedlib.verdicts.compare import (
 ACCURACY = "final accuracy"
 
 
+ARM_COLUMNS = ("figure", "dataset", "model", "partition", "distribution", "calibration",
+               "aggregator", "k", "projection", "lr", "rounds", "local_steps")
+"""What tells one compared arm's runs from another's, its seeds aside."""
+
+
 def accuracy_resolution(runs: pd.DataFrame, figures: Sequence[str]) -> str:
     """What the accuracy a claim compares resolves on the runs of its settings
     (``figures``): how far one test example moves one evaluation (1/n of a test set of n,
@@ -71,7 +76,8 @@ def accuracy_resolution(runs: pd.DataFrame, figures: Sequence[str]) -> str:
         step = np.format_float_positional(1 / n, precision=2, fractional=False)
         steps.append(f"one of {n:,} test examples moves an evaluation's accuracy by "
                      f"1/{n:,} = {step} (each recorded accuracy is a whole number of them)")
-    seeds = rows.groupby("figure")["seed"].nunique()
+    arm = [c for c in ARM_COLUMNS if c in rows.columns]
+    seeds = rows.groupby(arm, dropna=False)["seed"].nunique()
     few, many = int(seeds.min()), int(seeds.max())
     over = f"{few} seeds" if few == many else f"{few} to {many} seeds"
     return "; ".join(steps) + (f", and a compared value averages the last evaluations of "

@@ -57,6 +57,13 @@ def test_accuracy_resolution_is_read_from_the_runs() -> None:
         "the last evaluations of each run over 3 seeds")
     mixed = pd.concat([runs, _final(2000, [0.5], "fig8", seeds=(0,))])
     assert "over 1 to 3 seeds" in pfa_claims.accuracy_resolution(mixed, ("fig3", "fig8"))
+    # two settings of one figure read over different seeds: the count is each arm's, not
+    # the union of the figure's seeds
+    settings = pd.concat([_final(2000, [0.5], "fig4", seeds=(0, 1, 2)).assign(
+                              distribution="uniform"),
+                          _final(2000, [0.5], "fig4", seeds=(2, 3)).assign(
+                              distribution="gauss")])
+    assert pfa_claims.accuracy_resolution(settings, ("fig4",)).endswith("over 2 to 3 seeds")
     # an accuracy that is no whole number of the examples the runs name is not read as one
     odd = _final(2000, [0.12345])
     assert "not whole numbers of them" in pfa_claims.accuracy_resolution(odd, ("fig3",))
