@@ -21,6 +21,7 @@ from fedlib.papers.pfa.experiment import (
     MAIN_AGGREGATORS,
 )
 from fedlib.papers.pfa.readouts import (
+    ARM_COLUMNS,
     PANELS,
     _arm,
     _text_settings,
@@ -45,11 +46,6 @@ from fedlib.verdicts.compare import (
 )
 
 ACCURACY = "final accuracy"
-
-
-ARM_COLUMNS = ("figure", "dataset", "model", "partition", "distribution", "calibration",
-               "aggregator", "k", "projection", "lr", "rounds", "local_steps")
-"""What tells one compared arm's runs from another's, its seeds aside."""
 
 
 def accuracy_resolution(runs: pd.DataFrame, figures: Sequence[str]) -> str:

@@ -41,6 +41,10 @@ from fedlib.verdicts.compare import (
     where_mask,
 )
 
+ARM_COLUMNS = ("figure", "dataset", "model", "partition", "distribution", "calibration",
+               "aggregator", "k", "projection", "lr", "rounds", "local_steps")
+"""What tells one compared arm's runs from another's, its seeds aside."""
+
 
 def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
     """Mean test accuracy over the last ``last`` evaluation rounds of each run (every
@@ -53,8 +57,7 @@ def final_accuracy(runs: pd.DataFrame, last: int = 3) -> pd.DataFrame:
                                         | (runs["round"] == runs["round"].groupby(
                                             runs["run_key"]).transform("max")))
     tail = runs[evaluation].sort_values("round").groupby("run_key").tail(last)
-    keys = ["figure", "dataset", "model", "partition", "distribution", "calibration",
-            "aggregator", "k", "projection", "lr", "seed", "rounds", "local_steps", "untuned"]
+    keys = [*ARM_COLUMNS, "seed", "untuned"]
     tail = tail.assign(calibration=tail["calibration"].fillna("rdp")
                        if "calibration" in tail else "rdp",
                        untuned=tail["untuned"].fillna("") if "untuned" in tail else "")
