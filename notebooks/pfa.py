@@ -577,11 +577,12 @@ else:
 
 # %% [markdown]
 # Where PFA and PFA+ end far below FedAvg and WeiAvg under the alike budgets, projecting
-# the private mean onto one direction of the sampled public clients' updates (three at
-# most) throws away most of what 90% of the clients contribute. Where every aggregator
-# ends near chance (0.1), which of them is "more robust" would be decided near chance.
-# Each comparison is judged over the seeds the tier runs of it (the setup table says how
-# many); a tier with one repeat judges none of them.
+# the private mean onto the few directions the sampled public clients' updates span (no
+# more than those three updates, whatever k is) throws away most of what 90% of the
+# clients contribute. Where every aggregator ends near chance (0.1), which of them is
+# "more robust" would be decided near chance. Each comparison is judged over the seeds
+# the tier runs of it (the setup table says how many); a tier with one repeat judges
+# none of them.
 
 # %%
 public_budgets = (None if fig4_paper is None
