@@ -307,7 +307,8 @@ _TUNED_READINGS = {
         "inconclusive. INCONCLUSIVE -> FAILS.",
     "fig4-fedavg-collapses":
         " At the tuned values FedAvg falls from Uniform to MixGauss1 beyond the margin; "
-        "MixGauss2 and MixGauss4 are untuned, so the claim is inconclusive.",
+        "MixGauss2 is tuned but not yet run at its choices and MixGauss4 is untuned, so "
+        "the claim is inconclusive.",
     "fig8-noniid-lower":
         " Once the non-IID MNIST-CNN setting was tuned (every choice inside its grid) and "
         "run at its choices, PFA there ends below PFA on the IID setting at its own tuned "
