@@ -751,17 +751,32 @@ def _point_text(point: dict[str, float]) -> str:
             f"B = {point['clip']:g}")
 
 
-def regime_table(scored: pd.DataFrame, setup: PadpflSetup) -> pd.DataFrame:
-    """The search's points (one factor moved at a time, then the best values combined)
-    with their score: the mean final test accuracy of S1's three private runs at R = T
-    (first seed); the tier's own setting marked."""
-    table = scored.copy()
-    centre = (table["hidden"] == setup.hidden) & (table["local_steps"] == setup.local_steps) \
-        & (table["clip"] == setup.clip)
-    table.loc[centre, "stage"] = "the tier's setting"
+def regime_table(search: studies.RegimeSearch, setup: PadpflSetup) -> pd.DataFrame:
+    """The search's points in the order it ran them, each with its seeds and score (the
+    mean final validation accuracy of S1's private runs at R = T over them); the tier's
+    own setting and the choice marked."""
+    table = search.points()
+    centre = studies.regime_centre(setup)
+    best = search.best
+    factors = list(centre)
+    is_centre = np.logical_and.reduce([table[f] == centre[f] for f in factors])
+    is_best = np.logical_and.reduce([table[f] == best[f] for f in factors])
+    table["point"] = np.select([is_best & is_centre, is_best, is_centre],
+                               ["the tier's setting, chosen", "chosen", "the tier's setting"],
+                               "")
     return (table.rename(columns={"local_steps": "local steps", "clip": "B",
-                                  "score": "mean private test accuracy"})
+                                  "score": "mean private validation accuracy"})
             .round(3).reset_index(drop=True))
+
+
+def regime_positions(search: studies.RegimeSearch) -> pd.DataFrame:
+    """Per factor: the chosen value and where it sits among the values tried along its
+    axis (interior, at a bound, or on an edge the extensions could not close)."""
+    names = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
+    return pd.DataFrame([{"factor": names[a.name], "chosen": f"{search.choice[a.name]:g}",
+                          "position": search.choice[f"{a.name}_position"],
+                          "grid": ", ".join(f"{v:g}" for v in a.values)}
+                         for a in studies.REGIME_AXES]).set_index("factor")
 
 
 def _learns(values: pd.DataFrame, start: pd.Series, label: str, setup: PadpflSetup
@@ -785,10 +800,11 @@ def _learns(values: pd.DataFrame, start: pd.Series, label: str, setup: PadpflSet
     ])
 
 
-def regime_repeats_table(repeats: pd.DataFrame) -> pd.DataFrame:
-    """Per arm of the best point: final loss and test accuracy (mean and 95% interval over
-    the seeds) and the initial loss."""
-    last = repeats[repeats["round"] == repeats["round"].max()]
+def regime_repeats_table(regime: pd.DataFrame) -> pd.DataFrame:
+    """Per private arm of S1 at the chosen point (R = T, the tier's seeds): final loss and
+    test accuracy (mean and 95% interval over the seeds) and the initial loss."""
+    s1 = regime[regime["scenario"] == studies.REGIME_SCENARIO]
+    last = s1[s1["round"] == s1["round"].max()]
     rows = []
     for _, arm in last.groupby(["assignment", "epsilon"], dropna=False):
         loss = estimate(arm.set_index("seed")["train_loss"])
@@ -797,30 +813,33 @@ def regime_repeats_table(repeats: pd.DataFrame) -> pd.DataFrame:
                      "final loss": f"{loss.mean:.3f} [{loss.low:.3f}, {loss.high:.3f}]",
                      "test accuracy": f"{accuracy.mean:.3f} [{accuracy.low:.3f}, "
                                       f"{accuracy.high:.3f}]"})
-    start = estimate(start_loss(repeats, studies.REGIME_SCENARIO))
+    start = estimate(start_loss(s1, studies.REGIME_SCENARIO))
     rows.append({"run": "initial model", "seeds": start.n,
                  "final loss": f"{start.mean:.3f} [{start.low:.3f}, {start.high:.3f}]",
                  "test accuracy": f"{CHANCE:g} (chance)"})
     return pd.DataFrame(rows).set_index("run")
 
 
-def regime_claims(regime: pd.DataFrame, setup: PadpflSetup, best: dict[str, float],
+def regime_claims(regime: pd.DataFrame, setup: PadpflSetup, search: studies.RegimeSearch,
                   scale: str) -> list[Claim]:
     """Companion findings of the search, judged on ``regime``, the private runs of every
-    scenario at the best point (R = T, the tier's seeds): whether the private runs of S1
-    learn there (per epsilon), and the private claims of Figures 3-9 judged again. The
-    paper's stated settings stay the main reading. ``repeats`` (the search's own three
-    seeds of the best point) is shown in :func:`regime_repeats_table`, not judged here."""
+    scenario at the chosen point (R = T, the tier's seeds, the test images): whether the
+    private runs of S1 learn there (per epsilon), and the private claims of Figures 3-9
+    judged again. A choice that sits on an open edge of an axis is no optimum: "they do not
+    learn" is then not testable (a better point may lie beyond), while "they learn" holds
+    wherever they do. The paper's stated settings stay the main reading."""
     sheet = ClaimSheet("padpfl", scale)
+    best = search.best
     s1 = regime[regime["scenario"] == studies.REGIME_SCENARIO]
     last = s1[s1["round"] == s1["round"].max()]
     start = start_loss(s1, studies.REGIME_SCENARIO)
     where = _point_text(best)
     at = studies.regime_setup(setup, best)
-    edges = studies.regime_open_edges(best)
-    placed = ("the best point is not an optimum: " + listing_of(edges) + " on an open edge "
-              "of the search's grid, which could extend beyond it" if edges else
-              "every factor of the best point lies inside the search's grid")
+    edges = search.open_edges()
+    placed = ("the chosen point is no optimum: " + listing_of(edges) + ", an edge the "
+              "search's extensions could not close" if edges else
+              "every factor of the chosen point is an optimum along its axis (interior, or "
+              "at a bound)")
     for epsilon in sorted(EPSILONS):
         arms = last[last["epsilon"] == epsilon]
         parts = [(_label(a, epsilon), _learns(arm, start, _label(a, epsilon), at))
@@ -831,8 +850,12 @@ def regime_claims(regime: pd.DataFrame, setup: PadpflSetup, best: dict[str, floa
                                                        f"{studies.LEARNS_ACCURACY:g}, three "
                                                        "times chance"),
                               margin, "in test accuracy")
+        if edges and verdict.status == FAILS:
+            verdict = Verdict(NOT_TESTABLE, "not learning at a point on an open edge of the "
+                              "search decides nothing (a better point may lie beyond it); "
+                              + verdict.evidence, brief="the chosen point on an open edge")
         sheet.judged(f"regime-private-learns-eps{epsilon:g}", verdict,
-                     f"Regime search: at the best point found ({where}), every private run of "
+                     f"Regime search: at the point chosen ({where}), every private run of "
                      f"S1 at eps={epsilon:g} and R = T ends a margin below its initial loss "
                      f"with test accuracy above {studies.LEARNS_ACCURACY:g}",
                      context=placed, origin="companion")

@@ -261,6 +261,8 @@ class ScenarioData:
     clean_x: torch.Tensor
     clean_y: torch.Tensor
     switch: int | None
+    rows: np.ndarray
+    """Indices of the clients' images in the MNIST training split (client by client)."""
 
 
 @lru_cache(maxsize=2)
@@ -313,7 +315,30 @@ def scenario_data(
         clean_x=torch.from_numpy(x_all[chosen]),
         clean_y=torch.from_numpy(y_all[chosen].astype(np.int64)),
         switch=switch_round(rounds) if spec.late_densities is not None else None,
+        rows=chosen,
     )
+
+
+def validation_rows(scenario: str, seed: int, held: np.ndarray, n: int, total: int
+                    ) -> np.ndarray:
+    """Indices of ``n`` of the ``total`` MNIST training images that no client of the
+    scenario holds (``held``: the clients' rows, :attr:`ScenarioData.rows`), drawn by
+    (scenario, seed)."""
+    free = np.setdiff1d(np.arange(total), held)
+    if n > len(free):
+        raise ValueError(f"n_validation={n:,} is more than the {len(free):,} training images "
+                         f"no client of {scenario} holds; pass at most {len(free):,}")
+    return np.random.default_rng([seed, int(scenario[1:]), 1]).choice(free, size=n,
+                                                                       replace=False)
+
+
+def validation_images(scenario: str, seed: int, held: np.ndarray, n: int
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The clean images and labels of :func:`validation_rows`: the data a tuning run is
+    scored on (the test images are never read for a choice)."""
+    x_all, y_all = mnist_images("train")
+    rows = validation_rows(scenario, seed, held, n, len(y_all))
+    return torch.from_numpy(x_all[rows]), torch.from_numpy(y_all[rows].astype(np.int64))
 
 
 def _scenario_configs(
@@ -412,16 +437,21 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
         sig_s.append(s * factor)
     test_x, test_y = mnist_images("test")
     n_test = first["test_examples"]
+    eval_sets = {
+        "train": (data.clean_x, data.clean_y),
+        "test": (torch.from_numpy(test_x[:n_test]),
+                 torch.from_numpy(test_y[:n_test].astype(np.int64))),
+    }
+    n_validation = first.get("n_validation")
+    if n_validation:
+        eval_sets["val"] = validation_images(first["scenario"], first["seed"], data.rows,
+                                             int(n_validation))
     history = run_padpfl(
         data.phases, data.y, data.mask, np.stack(impacts), sig_c, np.stack(sig_s),
         hidden=first["hidden"],
         solver=LocalSolver(first["lr"], first["local_steps"], first["mu"], first["clip"]),
         data_schedule=[data.switch] if data.switch else None,
-        eval_sets={
-            "train": (data.clean_x, data.clean_y),
-            "test": (torch.from_numpy(test_x[:n_test]),
-                     torch.from_numpy(test_y[:n_test].astype(np.int64))),
-        },
+        eval_sets=eval_sets,
         seed=first["seed"],
     )
     tables = []
@@ -438,6 +468,7 @@ def run_group(configs: list[dict[str, Any]]) -> list[pd.DataFrame]:
             "client_sigma": sig_c[g],
             "server_sigma": np.concatenate([[0.0], sig_s[g]]),
             "noise_scale": noise_scale(config),
+            **({"val_accuracy": history.accuracy["val"][g]} if n_validation else {}),
         }))
     return tables
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fedlib.papers.padpfl import claims as pc
+from fedlib.papers.padpfl import studies
 from fedlib.papers.padpfl.experiment import EQUAL, SCENARIOS, PadpflSetup
 from fedlib.verdicts.claims import Claim
 from fedlib.verdicts.compare import Comparison, Verdict, best_of, difference
@@ -137,3 +138,21 @@ def verdict_notes(claims: Sequence[Claim], runs: pd.DataFrame, setup: PadpflSetu
     if setup.small_exposures < setup.rounds:
         notes.update(_private_notes(runs, finals, setup))
     return {k: notes[k] for k in by_id if k in notes}
+
+
+def regime_notes(claims: Sequence[Claim], search: studies.RegimeSearch) -> dict[str, str]:
+    """Claim id -> why the regime search's findings are read where they are now: at the
+    point the chapter's tuning step chooses (every number read from ``search``)."""
+    by_id = {c.claim_id for c in claims}
+    best = search.best
+    edges = search.open_edges()
+    placed = (f"on an open edge ({'; '.join(edges)}), so a run that does not learn there "
+              "decides nothing" if edges else "every factor an optimum along its axis")
+    note = (f"now read at the point the tuning step chooses on validation images over "
+            f"{len(studies.REGIME_BUDGET.seeds)} seeds no verdict reads (hidden width "
+            f"{best['hidden']}, {best['local_steps']} local steps, B = {best['clip']:g}; mean "
+            f"private validation accuracy {search.choice['val_accuracy']:.3f}), {placed}. "
+            "The first form of the search scored one seed on the test images, moved each "
+            "factor alone and combined the best values: it chose between points closer "
+            "than one seed's noise, on the images the verdicts read.")
+    return {k: note for k in sorted(by_id) if k.startswith("regime-private-learns")}

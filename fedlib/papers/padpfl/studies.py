@@ -8,10 +8,12 @@ published like every other run of the chapter.
 
 **Regime search.** The paper leaves the hidden width, the local steps and the clipping
 bound B open (its batch is the client's whole dataset, which its privacy analysis
-assumes, so the batch size is not searched). :data:`REGIME_GRID` is declared before any
-run: each factor is moved alone around the tier's setting on S1 and one seed, scored by
-:func:`regime_score`; the best value of each factor is then combined, and the best point
-is repeated over three seeds.
+assumes, so the batch size is not searched). The search is the chapter's tuning step
+(:mod:`fedlib.runs.tuning`): a coordinate search over :data:`REGIME_AXES` from the tier's
+setting, each point scored by the mean final validation accuracy of S1's private runs at
+R = T over the three seeds of :data:`REGIME_BUDGET`, a choice on an end of an axis
+extending it (the open-edge rule). The verdicts read the chosen point on the tier's own
+seeds and the test images (:func:`regime_runs`).
 
 **Sensitivity over R.** The paper does not state R, the number of uploads exposed per
 client. The chapter's runs have two values, the tier's R (``small_exposures``) and R = T;
@@ -30,13 +32,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fedlib.checks import check_seed
 from fedlib.papers.padpfl.experiment import (
     BATCHED,
     EPSILONS,
@@ -49,25 +49,31 @@ from fedlib.papers.padpfl.experiment import (
     noise_levels,
     run_group,
 )
+from fedlib.runs.keys import run_key
 from fedlib.runs.published import PublishedStore
+from fedlib.runs.tuning import Axis, TuningBudget, choose_one, next_points, open_edges
 from fedlib.sweeps import sweep
 
 REGIME_SCENARIO = "S1"
 """The scenario the regime search runs on (the paper's first private figure)."""
 
-REGIME_GRID: dict[str, tuple[float, ...]] = {
-    "hidden": (8, 32, 128),
-    "local_steps": (10, 20, 40),
-    "clip": (1.0, 3.0, 10.0, 30.0),
-}
-"""Values tried for each setting the paper leaves open, one factor at a time around the
-tier's setting (declared before any run of the search)."""
+REGIME_AXES = (
+    Axis("hidden", (8, 32, 128), factor=4.0, lowest=1, max_extensions=3),
+    Axis("local_steps", (10, 20, 40), factor=2.0, lowest=1, max_extensions=2),
+    Axis("clip", (1.0, 3.0, 10.0, 30.0), factor=3.0, max_extensions=3),
+)
+"""The settings the paper leaves open, each with the values tried first (declared before
+any run of the search) and how far past an end the search may go: the width down to 1
+(its bound) and up by factors of 4, the local steps by doubling (at most two past an end:
+a run's cost grows with its steps), B by factors of 3."""
+
+REGIME_BUDGET = TuningBudget(round_share=1.0, seeds=(100, 101, 102), n_validation=5_000)
+"""A point of the search is scored on three seeds apart from the verdicts' (the chapter's
+seed + 100, 101, 102), whole runs (a run of 30 rounds is cheap), on 5,000 clean training
+images no client holds: the test images are not read for the choice."""
 
 LEARNS_ACCURACY = 0.3
 """Final test accuracy a private run must reach to count as learning: three times chance."""
-
-REGIME_SEEDS = 3
-"""Repeats of the best point of the search."""
 
 ABLATION_SCENARIOS = ("S1", "S2", "S3")
 """Scenarios of the noise ablation: those whose private claims compare a weighted run with
@@ -83,32 +89,20 @@ def _private_at_rounds(runs: list[dict[str, Any]], rounds: int) -> list[dict[str
     return [c for c in runs if c["epsilon"] is not None and c["exposures"] == rounds]
 
 
-def regime_points(setup: PadpflSetup) -> list[dict[str, float]]:
-    """The one-factor-at-a-time points of :data:`REGIME_GRID` around ``setup``, the centre
-    (the tier's own setting) first, each as {factor: value} for all three factors."""
-    centre = {name: getattr(setup, name) for name in REGIME_GRID}
-    points = [dict(centre)]
-    for name, values in REGIME_GRID.items():
-        for value in values:
-            if value != centre[name]:
-                points.append({**centre, name: type(centre[name])(value)})
-    return points
+def regime_centre(setup: PadpflSetup) -> dict[str, float]:
+    """The tier's own setting of the factors the search moves, where it starts."""
+    return {axis.name: getattr(setup, axis.name) for axis in REGIME_AXES}
 
 
-def regime_open_edges(point: dict[str, float]) -> list[str]:
-    """The factors of ``point`` at the smallest or the largest value :data:`REGIME_GRID`
-    tries for them, e.g. ``["hidden width 8 (the smallest tried)"]``: none of those ends
-    is a natural bound (a width, a number of steps and B can all go further), so a best
-    point there is no optimum."""
-    names = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
-    out = []
-    for name, values in REGIME_GRID.items():
-        value = point[name]
-        if value == min(values):
-            out.append(f"{names[name]} {value:g} (the smallest tried)")
-        elif value == max(values):
-            out.append(f"{names[name]} {value:g} (the largest tried)")
-    return out
+_FACTOR_NAMES = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
+
+
+def regime_open_edges(choice: dict[str, object]) -> list[str]:
+    """The factors of the search's ``choice`` (:func:`fedlib.runs.tuning.choose_one`) that
+    are not at an optimum along their axis, each with where it sits, e.g. ``["local steps
+    160, 4th of 4 (high edge, open: the grid's extensions ran out)"]``."""
+    return [f"{_FACTOR_NAMES[name]} {choice[name]:g}, {choice[name + '_position']}"
+            for name in open_edges(choice, REGIME_AXES)]
 
 
 def regime_setup(setup: PadpflSetup, point: dict[str, float]) -> PadpflSetup:
@@ -118,43 +112,73 @@ def regime_setup(setup: PadpflSetup, point: dict[str, float]) -> PadpflSetup:
     return dataclasses.replace(setup, **changes, small_exposures=setup.rounds)
 
 
-def regime_configs(setup: PadpflSetup, point: dict[str, float],
-                   seeds: Sequence[int]) -> list[dict[str, Any]]:
-    """The private runs at R = T of :data:`REGIME_SCENARIO` at ``point``, one per seed and
-    private arm, plus the scenario's private assignment without noise (for reference)."""
-    at = regime_setup(setup, point)
-    spec = SCENARIOS[REGIME_SCENARIO]
-    out = []
-    for seed in seeds:
-        check_seed(seed)
-        runs = [c for c in configs(dataclasses.replace(at, seeds=(0,)), seed,
-                                   scenarios=[REGIME_SCENARIO])]
-        out += _private_at_rounds(runs, at.rounds)
-        out += [c for c in runs if c["epsilon"] is None
-                and c["assignment"] == spec.private_assignment]
-    return out
-
-
 def _sweep(cfgs: list[dict[str, Any]], sweep_args: dict[str, Any]) -> pd.DataFrame:
     return sweep(EXPERIMENT, cfgs, run_group, batched=BATCHED, max_group_size=64,
                  **sweep_args)
 
 
-def _labelled(table: pd.DataFrame, point: dict[str, float]) -> pd.DataFrame:
-    return table.assign(**{name: value for name, value in point.items()})
+def _factor_runs(cfgs: list[dict[str, Any]], sweep_args: dict[str, Any]) -> pd.DataFrame:
+    """The runs of ``cfgs`` (cached sweep), each row with its config's factors
+    (:data:`REGIME_AXES`) as columns, which a run's own table does not carry."""
+    table = _sweep(cfgs, sweep_args)
+    module = run_group.__module__
+    labels = pd.DataFrame([{"run_key": run_key(c, module), **{n: c[n] for n in _FACTOR_NAMES}}
+                           for c in cfgs])
+    return table.merge(labels, on="run_key", how="left", validate="many_to_one")
 
 
-def regime_score(table: pd.DataFrame) -> float:
-    """Mean final test accuracy of the private runs in ``table`` (higher is better)."""
-    last = table[(table["round"] == table["round"].max()) & table["epsilon"].notna()]
-    return float(last["test_accuracy"].mean())
+def regime_tuning_configs(setup: PadpflSetup, point: dict[str, float], seed: int
+                          ) -> list[dict[str, Any]]:
+    """The search's runs at ``point``: the private runs of :data:`REGIME_SCENARIO` at R = T
+    on each seed of :data:`REGIME_BUDGET`, scored on its validation images."""
+    at = regime_setup(setup, point)
+    out = []
+    for offset in REGIME_BUDGET.seeds:
+        runs = configs(dataclasses.replace(at, seeds=(0,)), seed + offset,
+                       scenarios=[REGIME_SCENARIO])
+        out += [{**c, "n_validation": REGIME_BUDGET.n_validation}
+                for c in _private_at_rounds(runs, at.rounds)]
+    return out
 
 
-def best_point(scored: pd.DataFrame) -> dict[str, float]:
-    """The point of highest score in ``scored`` (one row per point: the factors and
-    ``score``); the first such row on ties."""
-    row = scored.loc[scored["score"].idxmax()]
-    return {name: type_of(name)(row[name]) for name in REGIME_GRID}
+def regime_scores(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of the search: its factors, seed, assignment and epsilon, and
+    ``val_accuracy``, the mean over its last :attr:`TuningBudget.last_evaluations`
+    evaluations (rounds)."""
+    columns = [*_FACTOR_NAMES, "seed", "assignment", "epsilon", "val_accuracy"]
+    if runs.empty:
+        return pd.DataFrame(columns=columns)
+    last = runs[runs["round"] > runs["round"].max() - REGIME_BUDGET.last_evaluations]
+    keys = [*_FACTOR_NAMES, "seed", "assignment", "epsilon"]
+    return last.groupby(keys, as_index=False)["val_accuracy"].mean()[columns]
+
+
+@dataclasses.dataclass(frozen=True)
+class RegimeSearch:
+    """The search's runs, one row each (:func:`regime_scores`), and its choice
+    (:func:`fedlib.runs.tuning.choose_one`: each factor's value, the mean validation
+    accuracy, and where each value sits on its axis)."""
+
+    table: pd.DataFrame
+    choice: dict[str, Any]
+
+    @property
+    def best(self) -> dict[str, float]:
+        """The chosen point, as {factor: value}."""
+        return {axis.name: type_of(axis.name)(self.choice[axis.name]) for axis in REGIME_AXES}
+
+    def open_edges(self) -> list[str]:
+        """The factors of the choice not at an optimum along their axis (none: every
+        factor is interior, or at a bound)."""
+        return regime_open_edges(self.choice)
+
+    def points(self) -> pd.DataFrame:
+        """One row per point tried (ordered by its factors): the seeds and the mean
+        validation accuracy over its runs."""
+        names = list(_FACTOR_NAMES)
+        return (self.table.groupby(names, sort=False)
+                .agg(seeds=("seed", "nunique"), score=("val_accuracy", "mean"))
+                .reset_index())
 
 
 def type_of(name: str) -> type:
@@ -162,42 +186,24 @@ def type_of(name: str) -> type:
     return float if name == "clip" else int
 
 
-def combined_point(scored: pd.DataFrame, centre: dict[str, float]) -> dict[str, float]:
-    """Each factor at its best value of the one-factor search (the centre on ties)."""
-    point = {}
-    for name in REGIME_GRID:
-        others = [n for n in REGIME_GRID if n != name]
-        alone = scored[np.logical_and.reduce([scored[n] == centre[n] for n in others])]
-        best = alone["score"].max()
-        winners = alone[alone["score"] == best][name].tolist()
-        point[name] = type_of(name)(centre[name] if centre[name] in winners else winners[0])
-    return point
-
-
-def regime_search(setup: PadpflSetup, seed: int, sweep_args: dict[str, Any]
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, float]]:
-    """Run the search; return (one row per point with its stage and score, the runs of
-    every point on seed ``seed`` with the point's factors as columns, the runs of the best
-    point over :data:`REGIME_SEEDS` seeds, the best point)."""
-    points = regime_points(setup)
-    centre = points[0]
-    tables = [_labelled(_sweep(regime_configs(setup, p, [seed]), sweep_args), p)
-              for p in points]
-    rows = [{**p, "stage": "one factor", "score": regime_score(t)}
-            for p, t in zip(points, tables, strict=True)]
-    scored = pd.DataFrame(rows)
-    combination = combined_point(scored, centre)
-    if combination not in points:
-        table = _labelled(_sweep(regime_configs(setup, combination, [seed]), sweep_args),
-                          combination)
-        tables.append(table)
-        rows.append({**combination, "stage": "best values combined",
-                     "score": regime_score(table)})
-        scored = pd.DataFrame(rows)
-    best = best_point(scored)
-    seeds = [seed + s for s in range(REGIME_SEEDS)]
-    repeats = _labelled(_sweep(regime_configs(setup, best, seeds), sweep_args), best)
-    return scored, pd.concat(tables, ignore_index=True), repeats, best
+def regime_search(setup: PadpflSetup, seed: int, sweep_args: dict[str, Any],
+                  max_steps: int = 30) -> RegimeSearch:
+    """Run the search (the chapter's tuning step, :mod:`fedlib.runs.tuning`, over
+    :data:`REGIME_AXES` from the tier's setting) until it asks for no new point, or for
+    ``max_steps`` steps."""
+    centre = regime_centre(setup)
+    points: list[dict[str, float]] = []
+    table = regime_scores(pd.DataFrame())
+    for _ in range(max_steps):
+        asked = [{name: type_of(name)(value) for name, value in p.items()}
+                 for p in next_points(table, REGIME_AXES, centre)]
+        new = [p for p in asked if p not in points]
+        if not new:
+            break
+        points += new
+        cfgs = [c for p in points for c in regime_tuning_configs(setup, p, seed)]
+        table = regime_scores(_factor_runs(cfgs, sweep_args))
+    return RegimeSearch(table, choose_one(table, REGIME_AXES))
 
 
 def regime_runs(setup: PadpflSetup, point: dict[str, float], seed: int,

@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import require_datasets
 
@@ -155,3 +156,36 @@ def test_run_group_refuses_configs_of_different_scenarios_before_loading_data() 
     s2 = pad.configs(setup, 0, scenarios=("S2",))[0]
     with pytest.raises(ValueError, match="differ in scenario"):
         pad.run_group([s1, s2])
+
+
+def test_validation_rows_avoid_every_clients_image_and_are_reproducible() -> None:
+    held = np.random.default_rng(0).choice(1_000, size=600, replace=False)
+    rows = pad.validation_rows("S1", 3, held, 200, total=1_000)
+    assert len(rows) == len(set(rows.tolist())) == 200
+    assert not set(rows.tolist()) & set(held.tolist())
+    np.testing.assert_array_equal(rows, pad.validation_rows("S1", 3, held, 200, total=1_000))
+    assert set(rows.tolist()) != set(pad.validation_rows("S1", 4, held, 200, 1_000).tolist())
+    with pytest.raises(ValueError, match=r"n_validation=401 is more than the 400 training "
+                                         r"images no client of S1 holds; pass at most 400"):
+        pad.validation_rows("S1", 3, held, 401, total=1_000)
+
+
+def test_a_validation_set_adds_its_accuracy_and_changes_no_other_value(mirror) -> None:
+    require_datasets("mnist")
+    smoke = pad.tier("smoke")
+    private = [c for c in pad.configs(smoke, 0, scenarios=["S1"]) if c["epsilon"] is not None
+               and c["exposures"] == smoke.rounds]
+    plain = pad.run_group(private)
+    scored = pad.run_group([{**c, "n_validation": 300} for c in private])
+    for a, b in zip(plain, scored, strict=True):
+        assert "val_accuracy" not in a.columns
+        pd.testing.assert_frame_equal(a, b.drop(columns="val_accuracy"))
+        # A 300-image set: every accuracy is a whole number of its images.
+        counts = b["val_accuracy"].to_numpy() * 300
+        np.testing.assert_allclose(counts, np.round(counts), atol=1e-6)
+    data = pad.scenario_data("S1", 0, smoke.rounds, smoke.client_divisor, smoke.sample_divisor)
+    x, y = pad.validation_images("S1", 0, data.rows, 300)
+    train_x, train_y = pad.mnist_images("train")
+    rows = pad.validation_rows("S1", 0, data.rows, 300, len(train_y))
+    np.testing.assert_array_equal(x.numpy(), train_x[rows])
+    np.testing.assert_array_equal(y.numpy(), train_y[rows])

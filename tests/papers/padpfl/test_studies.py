@@ -15,7 +15,9 @@ from fedlib.papers.padpfl import claims as pad_claims
 from fedlib.papers.padpfl import experiment as pad
 from fedlib.papers.padpfl import studies
 from fedlib.privacy.calibration import classic_gaussian_c
-from fedlib.verdicts.compare import FAILS, HOLDS
+from fedlib.runs.keys import run_key
+from fedlib.runs.tuning import choose_one
+from fedlib.verdicts.compare import FAILS, HOLDS, NOT_TESTABLE
 
 PAPER = pad.TIERS["paper"]
 
@@ -127,36 +129,134 @@ def test_ablation_configs_give_each_seed_four_arms_at_equal_total_noise() -> Non
 
 # --- regime search -------------------------------------------------------------------
 
-def test_regime_points_move_one_factor_at_a_time_around_the_tier() -> None:
-    points = studies.regime_points(PAPER)
-    assert points[0] == {"hidden": 128, "local_steps": 10, "clip": 10.0}
-    grid = studies.REGIME_GRID
-    assert len(points) == 1 + sum(len(v) - 1 for v in grid.values())
-    for point in points[1:]:
-        moved = [k for k in grid if point[k] != points[0][k]]
-        assert len(moved) == 1
-    assert len({tuple(p.values()) for p in points}) == len(points)
-
-
-def test_regime_configs_are_the_private_runs_at_r_equal_t_and_one_reference() -> None:
+def test_regime_tuning_configs_are_s1_private_runs_on_seeds_no_verdict_reads() -> None:
     point = {"hidden": 8, "local_steps": 40, "clip": 3.0}
-    runs = studies.regime_configs(PAPER, point, [0, 1])
-    assert len(runs) == 2 * 4
+    runs = studies.regime_tuning_configs(PAPER, point, seed=0)
+    assert len(runs) == 3 * len(studies.REGIME_BUDGET.seeds)
     assert {(c["hidden"], c["local_steps"], c["clip"]) for c in runs} == {(8, 40, 3.0)}
-    private = [c for c in runs if c["epsilon"] is not None]
-    assert {c["exposures"] for c in private} == {PAPER.rounds}
-    assert [c["assignment"] for c in runs if c["epsilon"] is None] == ["0-1-2", "0-1-2"]
+    assert {c["scenario"] for c in runs} == {"S1"}
+    assert {c["exposures"] for c in runs} == {PAPER.rounds}
+    assert all(c["epsilon"] is not None for c in runs)
+    assert {c["n_validation"] for c in runs} == {studies.REGIME_BUDGET.n_validation}
+    seeds = {c["seed"] for c in runs}
+    assert seeds == {100, 101, 102}
+    assert not seeds & set(pad.run_seeds(PAPER, 0))
 
 
-def test_combined_point_takes_each_factor_at_its_best_value() -> None:
-    centre = {"hidden": 128, "local_steps": 10, "clip": 10.0}
-    rows = [dict(centre, score=0.1), dict(centre, hidden=8, score=0.3),
-            dict(centre, hidden=32, score=0.2), dict(centre, local_steps=40, score=0.15),
-            dict(centre, clip=1.0, score=0.05)]
-    scored = pd.DataFrame(rows)
-    assert studies.combined_point(scored, centre) == {"hidden": 8, "local_steps": 40,
-                                                      "clip": 10.0}
-    assert studies.best_point(scored) == {"hidden": 8, "local_steps": 10, "clip": 10.0}
+def _fake_sweep(score, asked: list[dict]):
+    """A stand-in for the cached sweep: each run's validation accuracy is ``score`` of its
+    factors (a hair apart per seed), its test accuracy a constant the search must not read."""
+    def fake(cfgs: list[dict], sweep_args: dict) -> pd.DataFrame:
+        asked.extend(cfgs)
+        rows = []
+        for c in cfgs:
+            key = run_key(c, pad.run_group.__module__)
+            value = score(c["hidden"], c["local_steps"], c["clip"]) + 1e-4 * (c["seed"] - 101)
+            for r in range(c["rounds"] + 1):
+                rows.append({"run_key": key, "scenario": c["scenario"], "seed": c["seed"],
+                             "assignment": c["assignment"], "epsilon": c["epsilon"],
+                             "round": r, "val_accuracy": value if r else 0.1,
+                             "test_accuracy": 0.5})
+        return pd.DataFrame(rows)
+    return fake
+
+
+def _peaked(hidden: float, steps: float, clip: float) -> float:
+    return 0.5 - math.log2(hidden / 8) ** 2 / 50 - math.log2(steps / 20) ** 2 / 50 \
+        - math.log(clip / 3, 3) ** 2 / 50
+
+
+def test_regime_search_finds_an_interior_optimum_on_validation_data(monkeypatch) -> None:
+    asked: list[dict] = []
+    monkeypatch.setattr(studies, "_sweep", _fake_sweep(_peaked, asked))
+    found = studies.regime_search(PAPER, 0, {})
+    assert found.best == {"hidden": 8, "local_steps": 20, "clip": 3.0}
+    assert found.open_edges() == []
+    assert found.choice["val_accuracy"] == pytest.approx(0.5)
+    assert all(c["n_validation"] and c["seed"] >= 100 for c in asked)
+    points = found.points()
+    assert set(points["seeds"]) == {3}
+    # The choice is reproducible from the stored table alone.
+    again = choose_one(found.table, studies.REGIME_AXES)
+    assert {a.name: again[a.name] for a in studies.REGIME_AXES} == found.best
+
+
+def test_regime_search_extends_an_edge_and_names_it_open_when_extensions_run_out(
+        monkeypatch) -> None:
+    def rising(hidden: float, steps: float, clip: float) -> float:
+        return math.log(steps) / 10 - math.log2(hidden / 8) ** 2 / 50 \
+            - math.log(clip / 3, 3) ** 2 / 50
+    monkeypatch.setattr(studies, "_sweep", _fake_sweep(rising, []))
+    found = studies.regime_search(PAPER, 0, {})
+    assert found.best["local_steps"] == 160  # two doublings past 40, the most allowed
+    edges = found.open_edges()
+    assert len(edges) == 1 and edges[0].startswith("local steps 160, ")
+    assert "(high edge, open: the grid's extensions ran out)" in edges[0]
+
+
+def test_regime_search_stops_at_the_width_bound(monkeypatch) -> None:
+    def narrow(hidden: float, steps: float, clip: float) -> float:
+        return -hidden / 100 - math.log2(steps / 20) ** 2 / 50 - math.log(clip / 3, 3) ** 2 / 50
+    monkeypatch.setattr(studies, "_sweep", _fake_sweep(narrow, []))
+    found = studies.regime_search(PAPER, 0, {})
+    assert found.best["hidden"] == 1
+    assert found.open_edges() == []
+    assert found.choice["hidden_position"].endswith("(at the bound hidden >= 1)")
+
+
+def _regime_frame(final_loss: float, final_accuracy: float) -> pd.DataFrame:
+    """Private runs at R = T of every scenario over five seeds, all ending alike."""
+    rows = []
+    for scenario, spec in pad.SCENARIOS.items():
+        arms = [(spec.private_assignment, e) for e in pad.EPSILONS] + [(pad.EQUAL, 20.0)]
+        for seed in range(5):
+            for assignment, epsilon in arms:
+                for rnd, loss, accuracy in [(0, 2.3, 0.1), (30, final_loss + 0.001 * seed,
+                                                            final_accuracy)]:
+                    rows.append({"scenario": scenario, "seed": seed,
+                                 "assignment": assignment, "epsilon": epsilon,
+                                 "exposures": 30.0, "round": rnd, "train_loss": loss,
+                                 "test_accuracy": accuracy + 0.001 * seed,
+                                 "client_sigma": 1.0, "server_sigma": 0.0,
+                                 "noise_scale": 1.0})
+    return pd.DataFrame(rows)
+
+
+def _search(choice_steps: int, edge: str) -> studies.RegimeSearch:
+    choice = {"hidden": 8, "local_steps": choice_steps, "clip": 3.0, "val_accuracy": 0.2,
+              "runs": 9, "hidden_edge": "", "local_steps_edge": edge, "clip_edge": "",
+              "hidden_position": "2nd of 3 (interior)", "clip_position": "2nd of 4 (interior)",
+              "local_steps_position": "5th of 5 (high edge, open: the grid's extensions ran "
+                                      "out)" if edge else "3rd of 5 (interior)"}
+    return studies.RegimeSearch(pd.DataFrame(), choice)
+
+
+@pytest.mark.parametrize(("edge", "loss", "accuracy", "status"), [
+    ("open", 2.31, 0.1, NOT_TESTABLE),  # not learning on an open edge decides nothing
+    ("", 2.31, 0.1, FAILS),             # ... at an optimum it fails
+    ("open", 1.5, 0.6, HOLDS),          # learning holds wherever it is shown
+])
+def test_regime_learns_claims_read_an_open_edge_only_where_it_matters(
+        edge: str, loss: float, accuracy: float, status: str) -> None:
+    search = _search(160 if edge else 40, edge)
+    claims = pad_claims.regime_claims(_regime_frame(loss, accuracy), PAPER, search, "paper")
+    learns = {c.claim_id: c for c in claims if c.claim_id.startswith("regime-private-learns")}
+    assert {c.status for c in learns.values()} == {status}
+    if edge:
+        assert "local steps 160, 5th of 5" in learns["regime-private-learns-eps20"].evidence
+
+
+def test_regime_table_marks_the_tiers_setting_and_the_choice() -> None:
+    rows = [{"hidden": h, "local_steps": 10, "clip": 10.0, "seed": s, "assignment": "0-1-2",
+             "epsilon": 20.0, "val_accuracy": v + 0.01 * (s - 100)}
+            for h, v in [(128, 0.1), (32, 0.2), (8, 0.15)] for s in (100, 101, 102)]
+    table = pd.DataFrame(rows)
+    search = studies.RegimeSearch(table, choose_one(table, studies.REGIME_AXES))
+    shown = pad_claims.regime_table(search, PAPER).set_index("hidden")
+    assert shown.loc[128, "point"] == "the tier's setting"
+    assert shown.loc[32, "point"] == "chosen"
+    assert shown.loc[32, "mean private validation accuracy"] == pytest.approx(0.21)
+    assert shown.loc[8, "seeds"] == 3
 
 
 # --- ablation verdicts -----------------------------------------------------------------
@@ -216,25 +316,6 @@ def test_ablation_figure_draws_one_bar_per_arm_at_its_mean() -> None:
         plt.close(fig)
 
 
-def test_regime_table_marks_the_tiers_setting_and_repeats_table_gives_intervals() -> None:
-    scored = pd.DataFrame([{"hidden": 128, "local_steps": 10, "clip": 10.0,
-                            "stage": "one factor", "score": 0.08},
-                           {"hidden": 8, "local_steps": 10, "clip": 10.0,
-                            "stage": "one factor", "score": 0.15}])
-    table = pad_claims.regime_table(scored, PAPER)
-    assert table["stage"].tolist() == ["the tier's setting", "one factor"]
-    rows = []
-    for seed, (loss, acc) in enumerate([(2.0, 0.4), (2.2, 0.3), (2.1, 0.35)]):
-        for rnd, value, accuracy in [(0, 2.3, 0.1), (30, loss, acc)]:
-            rows.append({"scenario": "S1", "seed": seed, "assignment": "1-1-1",
-                         "epsilon": 20.0, "exposures": 30, "round": rnd,
-                         "train_loss": value, "test_accuracy": accuracy})
-    repeats = pad_claims.regime_repeats_table(pd.DataFrame(rows))
-    assert repeats.loc["1-1-1, eps=20", "seeds"] == 3
-    assert repeats.loc["1-1-1, eps=20", "final loss"].startswith("2.100 [")
-    assert repeats.loc["initial model", "final loss"].startswith("2.300")
-
-
 def test_bounds_table_lists_each_bounded_setting_with_this_builds_value() -> None:
     table = pad_claims.bounds_table(PAPER)
     assert table.loc["rounds", "bound"] == "100,000"
@@ -244,12 +325,6 @@ def test_bounds_table_lists_each_bounded_setting_with_this_builds_value() -> Non
 
 
 # --- sensitivity over R ------------------------------------------------------------------
-
-def test_regime_open_edges_name_the_factors_at_an_end_of_their_values() -> None:
-    assert studies.regime_open_edges({"hidden": 8, "local_steps": 40, "clip": 10.0}) == [
-        "hidden width 8 (the smallest tried)", "local steps 40 (the largest tried)"]
-    assert studies.regime_open_edges({"hidden": 32, "local_steps": 20, "clip": 3.0}) == []
-
 
 def test_sensitivity_exposures_keep_those_up_to_t_with_the_tiers_r_and_t() -> None:
     assert studies.sensitivity_exposures(PAPER) == [1, 3, 10, 30]
@@ -304,3 +379,17 @@ def test_exposure_cost_sums_the_mean_cpu_time_of_like_runs_per_scenario() -> Non
     assert cost == pytest.approx(sum(per_run[c["scenario"]] for c in configs))
     del entries["S40"], entries["S41"]
     assert studies.exposure_cost(setup, 0, 10, store=_Store(entries)) == (len(configs), None)
+
+
+def test_regime_notes_read_the_choice_and_its_edges_from_the_search() -> None:
+    from fedlib.papers.padpfl import notes as pad_notes
+
+    search = _search(160, "open")
+    claims = pad_claims.regime_claims(_regime_frame(2.31, 0.1), PAPER, search, "paper")
+    notes = pad_notes.regime_notes(claims, search)
+    assert set(notes) == {"regime-private-learns-eps5", "regime-private-learns-eps20"}
+    text = notes["regime-private-learns-eps5"]
+    assert "hidden width 8, 160 local steps, B = 3" in text
+    assert "accuracy 0.200" in text and "open edge (local steps 160, 5th of 5" in text
+    inside = pad_notes.regime_notes(claims, _search(40, ""))["regime-private-learns-eps20"]
+    assert "every factor an optimum along its axis" in inside and "40 local steps" in inside
