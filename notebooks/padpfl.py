@@ -526,21 +526,25 @@ say("The paper tier's wider network lowers {lowered} of the {n_np} non-private f
 # paper leaves open make the private runs learn at $R=T$? The paper leaves the hidden
 # width, the number of local steps and the clipping bound $B$ open (its privacy
 # analysis fixes the batch to the client's whole dataset, so the batch size is not a
-# free setting here). The search is the chapter's tuning step, the one PFA's chapter
-# uses for its learning rates: a coordinate search from this tier's setting over the
-# values declared before any run (hidden width 8, 32, 128; local steps 10, 20, 40; $B$
-# 1, 3, 10, 30), each factor's whole list on the current choice's line, then the
-# choice's neighbours, and a choice on an end of a list extending it (the width by
+# free setting here). The search runs every combination of the values declared before
+# any run (hidden width 8, 32, 128; local steps 10, 20, 40; $B$ 1, 3, 10, 30: 36
+# points), since the factors interact (a narrow network learns only with more local
+# steps); then the chapter's tuning step, the one PFA's chapter uses for its learning
+# rates, extends each factor whose chosen value sits on an end of its list (the width by
 # factors of 4 down to its bound, 1, and up to three values past its top; the local
 # steps by doubling, at most two values past an end, as a run's cost grows with them;
-# $B$ by factors of 3, at most three values past an end). Each point is scored by the
-# mean final validation accuracy (the last five rounds) of S1's three private runs at
-# $R=T$ over three seeds that no verdict reads, on 5,000 clean training images no client
+# $B$ by factors of 3, at most three values past an end), until the choice is an optimum
+# along every factor or the extensions run out. Each point is scored by the mean final
+# validation accuracy (the last five rounds) of S1's three private runs at $R=T$ over
+# three seeds that no verdict reads, on 5,000 clean training images no client
 # holds: the choice never reads the test images. The verdicts then read the chosen point
 # on this tier's own seeds. (A first form of this search, on one seed and scored on the
 # test images, moved each factor alone around this tier's setting and combined the best
 # values; it chose between points whose scores differed by less than one seed's noise,
-# and on the images the verdicts read, so this one replaced it.) A private run *learns*
+# and on the images the verdicts read. A coordinate search from this tier's setting,
+# tried next, tied at its first step between widths at chance and walked on from there.
+# The tiers differ only in the width, which the search moves, and in their seeds, so both
+# run the same search.) A private run *learns*
 # when its final loss ends a margin (0.02) below its initial loss and its test accuracy
 # above 0.3, three times chance (each margin's reason, in the findings' evidence, says
 # what the metric resolves). The learning rate stays the paper's 0.02.

@@ -8,12 +8,12 @@ published like every other run of the chapter.
 
 **Regime search.** The paper leaves the hidden width, the local steps and the clipping
 bound B open (its batch is the client's whole dataset, which its privacy analysis
-assumes, so the batch size is not searched). The search is the chapter's tuning step
-(:mod:`fedlib.runs.tuning`): a coordinate search over :data:`REGIME_AXES` from the tier's
-setting, each point scored by the mean final validation accuracy of S1's private runs at
-R = T over the three seeds of :data:`REGIME_BUDGET`, a choice on an end of an axis
-extending it (the open-edge rule). The verdicts read the chosen point on the tier's own
-seeds and the test images (:func:`regime_runs`).
+assumes, so the batch size is not searched). Every combination of the values
+:data:`REGIME_AXES` declare is run (:func:`regime_grid`), each point scored by the mean
+final validation accuracy of S1's private runs at R = T over the three seeds of
+:data:`REGIME_BUDGET`; the chapter's tuning step (:mod:`fedlib.runs.tuning`) then extends
+an axis whose choice sits on its end (the open-edge rule). The verdicts read the chosen
+point on the tier's own seeds and the test images (:func:`regime_runs`).
 
 **Sensitivity over R.** The paper does not state R, the number of uploads exposed per
 client. The chapter's runs have two values, the tier's R (``small_exposures``) and R = T;
@@ -31,6 +31,7 @@ run, so that the two differ in their weights alone.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Any
 
@@ -186,17 +187,27 @@ def type_of(name: str) -> type:
     return float if name == "clip" else int
 
 
+def regime_grid() -> list[dict[str, float]]:
+    """Every combination of the values :data:`REGIME_AXES` declare (36 points): the factors
+    interact (a narrow network learns only with more local steps), so a search that moves
+    one factor at a time from a point at chance walks on noise."""
+    names = [axis.name for axis in REGIME_AXES]
+    return [{name: type_of(name)(value) for name, value in zip(names, values, strict=True)}
+            for values in itertools.product(*(axis.values for axis in REGIME_AXES))]
+
+
 def regime_search(setup: PadpflSetup, seed: int, sweep_args: dict[str, Any],
                   max_steps: int = 30) -> RegimeSearch:
-    """Run the search (the chapter's tuning step, :mod:`fedlib.runs.tuning`, over
-    :data:`REGIME_AXES` from the tier's setting) until it asks for no new point, or for
-    ``max_steps`` steps."""
-    centre = regime_centre(setup)
-    points: list[dict[str, float]] = []
-    table = regime_scores(pd.DataFrame())
+    """Run the search: every point of :func:`regime_grid`, then the chapter's tuning step
+    (:mod:`fedlib.runs.tuning`) extends each axis whose choice sits on its end, until
+    the choice is an optimum along every axis or the extensions run out (or for
+    ``max_steps`` steps)."""
+    points = regime_grid()
+    cfgs = [c for p in points for c in regime_tuning_configs(setup, p, seed)]
+    table = regime_scores(_factor_runs(cfgs, sweep_args))
     for _ in range(max_steps):
         asked = [{name: type_of(name)(value) for name, value in p.items()}
-                 for p in next_points(table, REGIME_AXES, centre)]
+                 for p in next_points(table, REGIME_AXES, regime_centre(setup))]
         new = [p for p in asked if p not in points]
         if not new:
             break

@@ -176,6 +176,11 @@ def test_regime_search_finds_an_interior_optimum_on_validation_data(monkeypatch)
     assert all(c["n_validation"] and c["seed"] >= 100 for c in asked)
     points = found.points()
     assert set(points["seeds"]) == {3}
+    # Every combination of the declared values is run (36); the choice's width, 8, is the
+    # end of its list, so its neighbour past the end (2) is run too, and nothing else.
+    grid = {tuple(p.values()) for p in studies.regime_grid()}
+    tried = set(points[["hidden", "local_steps", "clip"]].itertuples(index=False, name=None))
+    assert len(grid) == 36 and tried - grid == {(2, 20, 3.0)} and grid <= tried
     # The choice is reproducible from the stored table alone.
     again = choose_one(found.table, studies.REGIME_AXES)
     assert {a.name: again[a.name] for a in studies.REGIME_AXES} == found.best
