@@ -587,9 +587,9 @@ say("At the chosen point (hidden width {hidden}, {steps} local steps, B = {clip:
     "of {acc20:.3f} (a run that learns needs 0.3 beyond its interval), and the run with equal "
     "factors at {loss20eq:.3f} and {acc20eq:.3f} (regime-private-learns-eps20: **{v20}**). "
     "At ε = 5 the weighted run ends at {loss5:.3f} with a test accuracy of "
-    "{acc5:.3f} (regime-private-learns-eps5: **{v5}**). The search moves one factor at a "
-    "time and stops at a local optimum, so it cannot show that no regime exists in which "
-    "every private curve of the paper learns.",
+    "{acc5:.3f} (regime-private-learns-eps5: **{v5}**). The search tries a finite set of "
+    "points, so it cannot show that no regime exists in which every private curve of the "
+    "paper learns.",
     hidden=searched.best["hidden"], steps=searched.best["local_steps"],
     clip=searched.best["clip"],
     loss20=estimate_of(regime_s1, "train_loss", assignment="0-1-2", epsilon=20.0),
