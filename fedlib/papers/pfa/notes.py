@@ -306,9 +306,17 @@ _TUNED_READINGS = {
         "three seeds; a later seed at which it ends far lower leaves its comparisons "
         "inconclusive. INCONCLUSIVE -> FAILS.",
     "fig4-fedavg-collapses":
-        " At the tuned values FedAvg falls from Uniform to MixGauss1 beyond the margin; "
-        "MixGauss2 is tuned but not yet run at its choices and MixGauss4 is untuned, so "
-        "the claim is inconclusive.",
+        " At the tuned values FedAvg falls from Uniform to MixGauss1 and to MixGauss2 "
+        "beyond the margin (MixGauss2 tuned, every choice inside its grid, and run at its "
+        "choices over five seeds); MixGauss4 is untuned, so a part is untested and the "
+        "claim is inconclusive.",
+    "fig4-pfa-robust":
+        " Once MixGauss2 was tuned (every choice inside its grid) and run at its choices "
+        "over five seeds, PFA and PFA+ end about level with FedAvg there (intervals "
+        "reaching both sides of the margin), and above WeiAvg on the mean, but one of "
+        "WeiAvg's seeds ends far below its others, so its intervals span both signs: "
+        "those comparisons are inconclusive. MixGauss4 is untuned: INCONCLUSIVE stands, "
+        "with parts untested.",
     "fig8-noniid-lower":
         " Once the non-IID MNIST-CNN setting was tuned (every choice inside its grid) and "
         "run at its choices, PFA there ends below PFA on the IID setting at its own tuned "
