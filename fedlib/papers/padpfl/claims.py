@@ -836,8 +836,7 @@ def regime_claims(regime: pd.DataFrame, setup: PadpflSetup, search: studies.Regi
     where = _point_text(best)
     at = studies.regime_setup(setup, best)
     edges = search.open_edges()
-    placed = ("the chosen point is no optimum: " + listing_of(edges) + ", an edge the "
-              "search's extensions could not close" if edges else
+    placed = ("the chosen point is no optimum: " + listing_of(edges) if edges else
               "every factor of the chosen point is an optimum along its axis (interior, or "
               "at a bound)")
     for epsilon in sorted(EPSILONS):
