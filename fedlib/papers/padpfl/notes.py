@@ -141,18 +141,22 @@ def verdict_notes(claims: Sequence[Claim], runs: pd.DataFrame, setup: PadpflSetu
 
 
 def regime_notes(claims: Sequence[Claim], search: studies.RegimeSearch) -> dict[str, str]:
-    """Claim id -> why the regime search's findings are read where they are now: at the
-    point the chapter's tuning step chooses (every number read from ``search``)."""
-    by_id = {c.claim_id for c in claims}
+    """Claim id -> why the findings judged on the regime search's runs (whether S1's private
+    runs learn there, and the private claims judged again there) read as they do now: at
+    the point the chapter's tuning step chooses. Every number and verdict is read from
+    ``search`` and ``claims``."""
     best = search.best
     edges = search.open_edges()
     placed = (f"on an open edge ({'; '.join(edges)}), so a run that does not learn there "
               "decides nothing" if edges else "every factor an optimum along its axis")
-    note = (f"now read at the point the tuning step chooses on validation images over "
-            f"{len(studies.REGIME_BUDGET.seeds)} seeds no verdict reads (hidden width "
-            f"{best['hidden']}, {best['local_steps']} local steps, B = {best['clip']:g}; mean "
-            f"private validation accuracy {search.choice['val_accuracy']:.3f}), {placed}. "
-            "The first form of the search scored one seed on the test images, moved each "
-            "factor alone and combined the best values: it chose between points closer "
-            "than one seed's noise, on the images the verdicts read.")
-    return {k: note for k in sorted(by_id) if k.startswith("regime-private-learns")}
+    why = (f"read at the point the tuning step chooses on validation images over "
+           f"{len(studies.REGIME_BUDGET.seeds)} seeds no verdict reads (hidden width "
+           f"{best['hidden']}, {best['local_steps']} local steps, B = {best['clip']:g}; mean "
+           f"private validation accuracy {search.choice['val_accuracy']:.3f}), {placed}. "
+           "The first form of the search scored one seed on the test images, moved each "
+           "factor alone and combined the best values: it chose between points closer "
+           "than one seed's noise, on the images the verdicts read, and the claims were "
+           "judged at its point.")
+    return {c.claim_id: f"{c.status} now, {why}" for c in claims
+            if c.claim_id.startswith("regime-private-learns")
+            or c.claim_id.endswith("-in-regime")}

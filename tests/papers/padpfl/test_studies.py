@@ -392,7 +392,11 @@ def test_regime_notes_read_the_choice_and_its_edges_from_the_search() -> None:
     search = _search(160, "open")
     claims = pad_claims.regime_claims(_regime_frame(2.31, 0.1), PAPER, search, "paper")
     notes = pad_notes.regime_notes(claims, search)
-    assert set(notes) == {"regime-private-learns-eps5", "regime-private-learns-eps20"}
+    decided = {c.claim_id: c.status for c in claims}
+    assert set(notes) == {i for i in decided if i.startswith("regime-private-learns")
+                          or i.endswith("-in-regime")}
+    assert any(i.endswith("-in-regime") for i in notes)
+    assert all(notes[i].startswith(f"{decided[i]} now, ") for i in notes)
     text = notes["regime-private-learns-eps5"]
     assert "hidden width 8, 160 local steps, B = 3" in text
     assert "accuracy 0.200" in text and "open edge (local steps 160, 5th of 5" in text
