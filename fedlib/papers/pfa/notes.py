@@ -313,8 +313,8 @@ _TUNED_READINGS = {
     "fig4-pfa-robust":
         " Once MixGauss2 was tuned (every choice inside its grid) and run at its choices "
         "over five seeds, PFA and PFA+ end about level with FedAvg there (intervals "
-        "reaching both sides of the margin), and above WeiAvg on the mean, but one of "
-        "WeiAvg's seeds ends far below its others, so its intervals span both signs: "
+        "reaching both sides of the margin), and above WeiAvg on the mean, but WeiAvg's "
+        "seeds split, some ending far below the others, so its intervals span both signs: "
         "those comparisons are inconclusive. MixGauss4 is untuned: INCONCLUSIVE stands, "
         "with parts untested.",
     "fig8-noniid-lower":
