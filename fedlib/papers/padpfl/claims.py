@@ -764,6 +764,7 @@ def regime_table(search: studies.RegimeSearch, setup: PadpflSetup) -> pd.DataFra
     table["point"] = np.select([is_best & is_centre, is_best, is_centre],
                                ["the tier's setting, chosen", "chosen", "the tier's setting"],
                                "")
+    table["clip"] = [f"{b:g}" for b in table["clip"]]  # 3, not 3.0 beside the seeds' 3
     return (table.rename(columns={"local_steps": "local steps", "clip": "B",
                                   "score": "mean private validation accuracy"})
             .round(3).reset_index(drop=True))

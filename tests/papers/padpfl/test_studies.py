@@ -262,6 +262,7 @@ def test_regime_table_marks_the_tiers_setting_and_the_choice() -> None:
     assert shown.loc[32, "point"] == "chosen"
     assert shown.loc[32, "mean private validation accuracy"] == pytest.approx(0.21)
     assert shown.loc[8, "seeds"] == 3
+    assert shown.loc[8, "B"] == "10"
 
 
 # --- ablation verdicts -----------------------------------------------------------------
