@@ -773,8 +773,8 @@ def regime_table(search: studies.RegimeSearch, setup: PadpflSetup) -> pd.DataFra
 def regime_positions(search: studies.RegimeSearch) -> pd.DataFrame:
     """Per factor: the chosen value and where it sits among the values tried along its
     axis (interior, at a bound, or on an edge the extensions could not close)."""
-    names = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
-    return pd.DataFrame([{"factor": names[a.name], "chosen": f"{search.choice[a.name]:g}",
+    return pd.DataFrame([{"factor": studies.FACTOR_NAMES[a.name],
+                          "chosen": f"{search.choice[a.name]:g}",
                           "position": search.choice[f"{a.name}_position"],
                           "grid": ", ".join(f"{v:g}" for v in a.values)}
                          for a in studies.REGIME_AXES]).set_index("factor")

@@ -95,14 +95,15 @@ def regime_centre(setup: PadpflSetup) -> dict[str, float]:
     return {axis.name: getattr(setup, axis.name) for axis in REGIME_AXES}
 
 
-_FACTOR_NAMES = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
+FACTOR_NAMES = {"hidden": "hidden width", "local_steps": "local steps", "clip": "B"}
+"""The factors the search moves, each with the name the page gives it."""
 
 
 def regime_open_edges(choice: dict[str, object]) -> list[str]:
     """The factors of the search's ``choice`` (:func:`fedlib.runs.tuning.choose_one`) that
     are not at an optimum along their axis, each with where it sits, e.g. ``["local steps
     160, 4th of 4 (high edge, open: the grid's extensions ran out)"]``."""
-    return [f"{_FACTOR_NAMES[name]} {choice[name]:g}, {choice[name + '_position']}"
+    return [f"{FACTOR_NAMES[name]} {choice[name]:g}, {choice[name + '_position']}"
             for name in open_edges(choice, REGIME_AXES)]
 
 
@@ -123,7 +124,7 @@ def _factor_runs(cfgs: list[dict[str, Any]], sweep_args: dict[str, Any]) -> pd.D
     (:data:`REGIME_AXES`) as columns, which a run's own table does not carry."""
     table = _sweep(cfgs, sweep_args)
     module = run_group.__module__
-    labels = pd.DataFrame([{"run_key": run_key(c, module), **{n: c[n] for n in _FACTOR_NAMES}}
+    labels = pd.DataFrame([{"run_key": run_key(c, module), **{n: c[n] for n in FACTOR_NAMES}}
                            for c in cfgs])
     return table.merge(labels, on="run_key", how="left", validate="many_to_one")
 
@@ -146,11 +147,11 @@ def regime_scores(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per run of the search: its factors, seed, assignment and epsilon, and
     ``val_accuracy``, the mean over its last :attr:`TuningBudget.last_evaluations`
     evaluations (rounds)."""
-    columns = [*_FACTOR_NAMES, "seed", "assignment", "epsilon", "val_accuracy"]
+    columns = [*FACTOR_NAMES, "seed", "assignment", "epsilon", "val_accuracy"]
     if runs.empty:
         return pd.DataFrame(columns=columns)
     last = runs[runs["round"] > runs["round"].max() - REGIME_BUDGET.last_evaluations]
-    keys = [*_FACTOR_NAMES, "seed", "assignment", "epsilon"]
+    keys = [*FACTOR_NAMES, "seed", "assignment", "epsilon"]
     return last.groupby(keys, as_index=False)["val_accuracy"].mean()[columns]
 
 
@@ -176,7 +177,7 @@ class RegimeSearch:
     def points(self) -> pd.DataFrame:
         """One row per point tried (ordered by its factors): the seeds and the mean
         validation accuracy over its runs."""
-        names = list(_FACTOR_NAMES)
+        names = list(FACTOR_NAMES)
         return (self.table.groupby(names, sort=False)
                 .agg(seeds=("seed", "nunique"), score=("val_accuracy", "mean"))
                 .reset_index())
