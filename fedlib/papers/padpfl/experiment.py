@@ -27,6 +27,7 @@ import torch
 from fedlib.checks import check_count, check_non_negative, check_positive, check_seed
 from fedlib.data import load_mnist
 from fedlib.data.corruption import salt_and_pepper
+from fedlib.data.holdout import unheld_rows
 from fedlib.limits import check_finite, check_size
 from fedlib.papers.padpfl.algorithm import LocalSolver, run_padpfl
 from fedlib.privacy.calibration import padpfl_client_sigma, padpfl_server_sigma
@@ -324,12 +325,8 @@ def validation_rows(scenario: str, seed: int, held: np.ndarray, n: int, total: i
     """Indices of ``n`` of the ``total`` MNIST training images that no client of the
     scenario holds (``held``: the clients' rows, :attr:`ScenarioData.rows`), drawn by
     (scenario, seed)."""
-    free = np.setdiff1d(np.arange(total), held)
-    if n > len(free):
-        raise ValueError(f"n_validation={n:,} is more than the {len(free):,} training images "
-                         f"no client of {scenario} holds; pass at most {len(free):,}")
-    return np.random.default_rng([seed, int(scenario[1:]), 1]).choice(free, size=n,
-                                                                       replace=False)
+    return unheld_rows(total, held, n, np.random.default_rng([seed, int(scenario[1:]), 1]),
+                       name="n_validation")
 
 
 def validation_images(scenario: str, seed: int, held: np.ndarray, n: int

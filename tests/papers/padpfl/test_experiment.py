@@ -165,8 +165,8 @@ def test_validation_rows_avoid_every_clients_image_and_are_reproducible() -> Non
     assert not set(rows.tolist()) & set(held.tolist())
     np.testing.assert_array_equal(rows, pad.validation_rows("S1", 3, held, 200, total=1_000))
     assert set(rows.tolist()) != set(pad.validation_rows("S1", 4, held, 200, 1_000).tolist())
-    with pytest.raises(ValueError, match=r"n_validation=401 is more than the 400 training "
-                                         r"images no client of S1 holds; pass at most 400"):
+    with pytest.raises(ValueError, match=r"n_validation=401 is more than the 400 of 1,000 "
+                                         r"rows that no client holds; pass at most 400"):
         pad.validation_rows("S1", 3, held, 401, total=1_000)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fedlib.data.holdout import unheld_rows
 from fedlib.papers.pfa import experiment as pfa
 from fedlib.papers.pfa.claims import evaluate
 from fedlib.papers.pfa.paper_tier import PAPER_GRID
@@ -64,6 +65,17 @@ def test_validation_examples_are_held_by_no_client() -> None:
     np.testing.assert_array_equal(val, pfa.validation_indices(len(labels), idx, 50))
     with pytest.raises(ValueError, match="held by no client"):
         pfa.validation_indices(len(labels), idx, 141)
+
+
+def test_validation_examples_are_the_shared_held_out_draw_in_index_order() -> None:
+    """PFA's validation set is the draw of :func:`fedlib.data.holdout.unheld_rows` (which
+    the other chapters use), sorted: the two cannot drift apart."""
+    labels = np.repeat(np.arange(10), 300)
+    idx = pfa.client_indices(labels, 5, "iid", seed=1, per_client=400)
+    np.testing.assert_array_equal(
+        pfa.validation_indices(len(labels), idx, 700),
+        np.sort(unheld_rows(len(labels), idx, 700,
+                            np.random.default_rng(pfa.VALIDATION_SEED))))
 
 
 def test_the_quick_tier_tries_every_rate_of_the_paper_grid_for_every_method() -> None:
