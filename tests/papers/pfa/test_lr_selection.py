@@ -69,7 +69,7 @@ def test_validation_examples_are_held_by_no_client() -> None:
 
 def test_validation_examples_are_the_shared_held_out_draw_in_index_order() -> None:
     """PFA's validation set is the draw of :func:`fedlib.data.holdout.unheld_rows` (which
-    the other chapters use), sorted: the two cannot drift apart."""
+    PADPFL's validation images use), sorted: the two cannot drift apart."""
     labels = np.repeat(np.arange(10), 300)
     idx = pfa.client_indices(labels, 5, "iid", seed=1, per_client=400)
     np.testing.assert_array_equal(
