@@ -309,7 +309,7 @@ _TUNED_READINGS = {
         " At the tuned values FedAvg falls from Uniform to MixGauss1 and to MixGauss2 "
         "beyond the margin (MixGauss2 tuned, every choice inside its grid, and run at its "
         "choices over five seeds). Once MixGauss4 was tuned too (every choice inside its "
-        "grid, or at the bound of k) and run at its choices (the tuning summary names the "
+        "grid, or at the bound of k) and run at its choices (the tuning table gives its "
         "seeds), FedAvg falls there beyond the margin as well, and with every part tested "
         "the claim is read: INCONCLUSIVE -> HOLDS.",
     "fig4-pfa-robust":
@@ -318,8 +318,8 @@ _TUNED_READINGS = {
         "reaching both sides of the margin), and above WeiAvg on the mean, but WeiAvg's "
         "seeds split, some ending far below the others, so its intervals span both signs: "
         "those comparisons are inconclusive. Once MixGauss4 was tuned (every choice inside "
-        "its grid, or at the bound of k) and run at its choices (the tuning summary names "
-        "the seeds), PFA and PFA+ lead FedAvg there beyond the margin, as under MixGauss1, "
+        "its grid, or at the bound of k) and run at its choices (the tuning table gives its "
+        "seeds), PFA and PFA+ lead FedAvg there beyond the margin, as under MixGauss1, "
         "and lead WeiAvg on the mean with intervals that span both signs. INCONCLUSIVE "
         "stands; the parts still untested are MixGauss1's comparisons with WeiAvg, whose "
         "seeds spread.",
