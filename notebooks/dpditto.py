@@ -193,6 +193,10 @@ for part, why in repeats_left_out.items():
     display(Markdown(f"Not on this page: {part} ({why}); the claims read the runs above."))
 if dc_readouts.rounds_left_out(runs):
     display(Markdown(dc_readouts.rounds_left_out(runs)))
+past_judged = dc_readouts.past_judged_rounds(runs)
+if not past_judged.empty:
+    display(Markdown(dc_readouts.past_judged_summary(past_judged)))
+    display(past_judged.round(4))
 
 # %% [markdown]
 # ## Figures 3 and 4: DP-Ditto against the DP baselines

@@ -80,7 +80,9 @@ Figure 7 were best at T = 60, the largest T the seeds shared (an open edge): 3.1
 CPU-hours for the four seeds (2,845 to 2,905 CPU-seconds a seed, one group of 27 runs).
 The claims read T where every seed ran
 (:func:`fedlib.papers.dpditto.readouts.common_rounds`); T = 100 keeps the first seed and is
-drawn, not judged (about 1 CPU-hour a seed more)."""
+drawn, not judged (about 1 CPU-hour a seed more). Where the judged optima sit on T = 80,
+the first seed's T = 100 shows whether one T more would place them
+(:func:`fedlib.papers.dpditto.readouts.past_judged_rounds`, on the page)."""
 REPEATS_PART = "the DNN's seeds beyond the first"
 """The part of the chapter the repeats are (as left-out notes name it)."""
 

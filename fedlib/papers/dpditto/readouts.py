@@ -91,6 +91,70 @@ def common_rounds(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[keep]
 
 
+ARM = ["method", "epsilon", "lam"]
+"""The columns that name an arm of a panel (a method at a budget, DP-Ditto at a lambda)."""
+
+
+def past_judged_rounds(runs: pd.DataFrame) -> pd.DataFrame:
+    """Where the T every seed ran (:func:`common_rounds`) put an arm's best T on their
+    largest, an open edge: what the larger T that fewer seeds ran (drawn, not judged) show
+    on those seeds. One row per panel, arm, quantity (test accuracy, higher is better;
+    mean personal training loss, lower is better) and larger T: the seeds, the arm's mean
+    over them at the largest judged T and at the larger one, and whether the larger one
+    is better on every one of those seeds (the optimum would move past the judged grid
+    there). Empty where no larger T was run."""
+    columns = ["panel", *ARM, "quantity", "seeds", "judged T", "at judged T", "larger T",
+               "at larger T", "better on every seed"]
+    runs = runs.assign(arm=list(zip(runs["method"], runs["epsilon"],
+                                    runs["lam"].fillna(-1.0), strict=True)))
+    kept = common_rounds(runs)
+    rows = []
+    for panel, frame in runs.groupby("panel"):
+        judged = kept[kept["panel"] == panel]
+        if judged.empty:
+            continue
+        top = int(judged["rounds"].max())
+        larger = sorted(int(t) for t in frame["rounds"].unique() if t > top)
+        for quantity, lower in (("accuracy", False), ("loss", True)):
+            means = judged.groupby(["arm", "rounds"])[quantity].mean()
+            for arm, curve in means.groupby(level="arm"):
+                curve = curve.droplevel("arm")
+                if (curve.idxmin() if lower else curve.idxmax()) != top:
+                    continue
+                of_arm = frame[frame["arm"] == arm]
+                for t in larger:
+                    above = of_arm[of_arm["rounds"] == t].set_index("seed")[quantity]
+                    if above.empty:
+                        continue
+                    at_top = of_arm[of_arm["rounds"] == top].set_index("seed")[quantity]
+                    at_top = at_top.reindex(above.index)
+                    gain = (at_top - above) if lower else (above - at_top)
+                    first = of_arm.iloc[0]
+                    rows.append({"panel": panel, **{c: first[c] for c in ARM},
+                                 "quantity": quantity, "seeds": sorted(above.index),
+                                 "judged T": top, "at judged T": float(at_top.mean()),
+                                 "larger T": t, "at larger T": float(above.mean()),
+                                 "better on every seed": bool((gain > 0).all())})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def past_judged_summary(past: pd.DataFrame) -> str:
+    """A sentence on :func:`past_judged_rounds`: per panel and larger T, how many of the
+    curves (an arm's accuracy or loss over T) whose best judged T is the largest are
+    better still there on every seed that ran it ("" when none)."""
+    parts = []
+    for (panel, t), frame in past.groupby(["panel", "larger T"], sort=True):
+        seeds = sorted({s for row in frame["seeds"] for s in row})
+        top, better = frame["judged T"].iloc[0], int(frame["better on every seed"].sum())
+        parts.append(f"{_label(panel)}: of the {len(frame)} curves (an arm's accuracy or "
+                     "loss over T) whose best T among those every seed ran is the largest, "
+                     f"T = {top}, {better} are better still at T = {t} on "
+                     f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}, "
+                     f"which ran it (drawn, not judged): there, their optimum lies at "
+                     f"T = {t} or beyond")
+    return "; ".join(parts) + "." if parts else ""
+
+
 def rounds_left_out(runs: pd.DataFrame) -> str:
     """A sentence naming, per panel, the T that :func:`common_rounds` leaves out of the
     claims and the seeds those T have ("" when none is left out)."""

@@ -403,6 +403,42 @@ def test_claims_read_the_t_every_seed_ran(make_runs) -> None:
     assert set(table["seeds"]) == {1 + len(REPEAT_SEEDS["paper"])}
 
 
+def test_past_judged_rounds_reads_the_larger_t_where_the_judged_best_is_the_top() -> None:
+    """Two seeds run T = 10 and 20, seed 0 also T = 40. An arm best at T = 20 (the judged
+    top) gets a row per quantity with its means on seed 0; one best at T = 10 gets none;
+    "better on every seed" compares seed 0's T = 40 with its own T = 20, in the direction
+    of the quantity (accuracy up, loss down)."""
+    def row(seed, t, method, acc, loss):
+        return {"panel": "mnist-dnn", "seed": seed, "rounds": t, "method": method,
+                "epsilon": 10.0, "lam": np.nan, "accuracy": acc, "loss": loss}
+
+    rows = []
+    for seed, shift in ((0, 0.0), (1, 0.01)):
+        # APPLE: best at T = 20 on both quantities; FedAMP: best at T = 10 on both.
+        rows += [row(seed, 10, "APPLE", 0.80 + shift, 0.5),
+                 row(seed, 20, "APPLE", 0.90 + shift, 0.4),
+                 row(seed, 10, "FedAMP", 0.90 + shift, 0.3),
+                 row(seed, 20, "FedAMP", 0.85, 0.4)]
+    rows += [row(0, 40, "APPLE", 0.95, 0.45), row(0, 40, "FedAMP", 0.99, 0.1)]
+    past = dc_readouts.past_judged_rounds(pd.DataFrame(rows))
+    assert list(past["method"]) == ["APPLE", "APPLE"]
+    accuracy, loss = past.iloc[0], past.iloc[1]
+    assert (accuracy["quantity"], loss["quantity"]) == ("accuracy", "loss")
+    assert accuracy["seeds"] == [0] and accuracy["judged T"] == 20 and accuracy["larger T"] == 40
+    assert accuracy["at judged T"] == pytest.approx(0.90)
+    assert accuracy["at larger T"] == pytest.approx(0.95)
+    assert accuracy["better on every seed"]  # 0.95 > 0.90
+    assert not loss["better on every seed"]  # 0.45 > 0.40: worse for a loss
+    assert dc_readouts.past_judged_summary(past) == (
+        "MNIST-DNN: of the 2 curves (an arm's accuracy or loss over T) whose best T among "
+        "those every seed ran is the largest, T = 20, 1 are better still at T = 40 on seed 0, "
+        "which ran it (drawn, not judged): there, their optimum lies at T = 40 or beyond.")
+    # Every seed at every T: nothing lies past the judged grid.
+    assert dc_readouts.past_judged_rounds(pd.DataFrame(rows[:-2])).empty
+    assert dc_readouts.past_judged_summary(dc_readouts.past_judged_rounds(
+        pd.DataFrame(rows[:-2]))) == ""
+
+
 def test_one_seed_of_the_dnn_everywhere_is_still_not_run(make_runs) -> None:
     from fedlib.papers.dpditto.paper_tier import PAPER_GRID
 
