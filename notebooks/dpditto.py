@@ -282,10 +282,10 @@ display(Markdown(f"Alternating 1-D search on the measured grid: (T*, lambda*) = 
 # small". The same runs are therefore planned at $\varepsilon=1$, the smallest budget of
 # the inferred grid (only the configs change; the runs are the chapter's own, at the same
 # tier, seeds and $T$, except at the paper tier, where they are the DNN's at $T=5$, 10, 20,
-# 40 and 60 on its five seeds, $T=5$ below the grid because the large $\lambda$ are best at
-# its smallest $T$ there, and $T=60$ because DP-APPLE was best at $T=40$): the methods at
-# $\varepsilon=1$
-# beside $\varepsilon=10$, and the $\lambda$ grid of Figure 6 at $\varepsilon=1$. Each
+# 40, 60 and 80 on its five seeds, $T=5$ below the grid because the large $\lambda$ are
+# best at its smallest $T$ there, $T=60$ because DP-APPLE was best at $T=40$, and $T=80$
+# because it was best at $T=60$ then): the methods at $\varepsilon=1$ beside
+# $\varepsilon=10$, and the $\lambda$ grid of Figure 6 at $\varepsilon=1$. Each
 # claim is judged as the claims below are, with the suffix `-eps1` (or `-eps1-vs-10` where
 # it compares the two budgets).
 
@@ -419,7 +419,7 @@ display(Markdown(verdict_changes(claims, dc_notes.verdict_changes_notes(claims,
 #   {ref}`dpditto-inferred-settings`; the budgets of Figures 3, 4 and 6 are among them, so
 #   the method comparison and Figure 6 are also read at $\varepsilon=1$
 #   ({ref}`dpditto-eps1`); at the paper tier on the DNN's five seeds at $T=5$, 10, 20,
-#   40 and 60.
+#   40, 60 and 80.
 
 # %% [markdown]
 # ## Quick and paper tiers
@@ -436,7 +436,7 @@ chapter.compare_tiers(claims, dc_notes.tier_notes(claims, stored_claims))
 # Both tiers judge the same claims. The quick tier reads the MNIST claims of Figures 3,
 # 4, 6 and 7 on MLR (it compares the methods and sweeps $\lambda$ there), the paper tier
 # on the DNN, the paper's model; the claims read at $\varepsilon=1$ likewise (MLR, the
-# DNN at $T=5$, 10, 20, 40 and 60). What the paper tier's stored runs give:
+# DNN at $T=5$, 10, 20, 40, 60 and 80). What the paper tier's stored runs give:
 
 # %%
 paper_setup = PAPER_GRID.tier("paper", clip=clip_bound, fig5_lambda=fig5_lambda,
