@@ -148,7 +148,8 @@ def past_judged_summary(past: pd.DataFrame) -> str:
         top, better = frame["judged T"].iloc[0], int(frame["better on every seed"].sum())
         parts.append(f"{_label(panel)}: of the {len(frame)} curves (an arm's accuracy or "
                      "loss over T) whose best T among those every seed ran is the largest, "
-                     f"T = {top}, {better} are better still at T = {t} on "
+                     f"T = {top}, {better} {'is' if better == 1 else 'are'} better still "
+                     f"at T = {t} on "
                      f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}, "
                      f"which ran it (drawn, not judged): there, their optimum lies at "
                      f"T = {t} or beyond")

@@ -431,7 +431,7 @@ def test_past_judged_rounds_reads_the_larger_t_where_the_judged_best_is_the_top(
     assert not loss["better on every seed"]  # 0.45 > 0.40: worse for a loss
     assert dc_readouts.past_judged_summary(past) == (
         "MNIST-DNN: of the 2 curves (an arm's accuracy or loss over T) whose best T among "
-        "those every seed ran is the largest, T = 20, 1 are better still at T = 40 on seed 0, "
+        "those every seed ran is the largest, T = 20, 1 is better still at T = 40 on seed 0, "
         "which ran it (drawn, not judged): there, their optimum lies at T = 40 or beyond.")
     # Every seed at every T: nothing lies past the judged grid.
     assert dc_readouts.past_judged_rounds(pd.DataFrame(rows[:-2])).empty
