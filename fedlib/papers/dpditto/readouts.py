@@ -105,34 +105,31 @@ def past_judged_rounds(runs: pd.DataFrame) -> pd.DataFrame:
     there). Empty where no larger T was run."""
     columns = ["panel", *ARM, "quantity", "seeds", "judged T", "at judged T", "larger T",
                "at larger T", "better on every seed"]
-    runs = runs.assign(arm=list(zip(runs["method"], runs["epsilon"],
-                                    runs["lam"].fillna(-1.0), strict=True)))
     kept = common_rounds(runs)
     rows = []
     for panel, frame in runs.groupby("panel"):
-        judged = kept[kept["panel"] == panel]
-        if judged.empty:
+        judged_rounds = set(kept.loc[kept["panel"] == panel, "rounds"])
+        larger = sorted(int(t) for t in frame["rounds"].unique()
+                        if judged_rounds and t > max(judged_rounds))
+        if not larger:
             continue
-        top = int(judged["rounds"].max())
-        larger = sorted(int(t) for t in frame["rounds"].unique() if t > top)
+        top = int(max(judged_rounds))
         for quantity, lower in (("accuracy", False), ("loss", True)):
-            means = judged.groupby(["arm", "rounds"])[quantity].mean()
-            for arm, curve in means.groupby(level="arm"):
-                curve = curve.droplevel("arm")
-                if (curve.idxmin() if lower else curve.idxmax()) != top:
+            for arm, of_arm in frame.groupby(ARM, dropna=False):
+                curve = of_arm[of_arm["rounds"].isin(judged_rounds)].groupby("rounds")[
+                    quantity].mean()
+                if curve.empty or (curve.idxmin() if lower else curve.idxmax()) != top:
                     continue
-                of_arm = frame[frame["arm"] == arm]
+                at_top = of_arm[of_arm["rounds"] == top].set_index("seed")[quantity]
                 for t in larger:
                     above = of_arm[of_arm["rounds"] == t].set_index("seed")[quantity]
                     if above.empty:
                         continue
-                    at_top = of_arm[of_arm["rounds"] == top].set_index("seed")[quantity]
-                    at_top = at_top.reindex(above.index)
-                    gain = (at_top - above) if lower else (above - at_top)
-                    first = of_arm.iloc[0]
-                    rows.append({"panel": panel, **{c: first[c] for c in ARM},
+                    below = at_top.reindex(above.index)
+                    gain = (below - above) if lower else (above - below)
+                    rows.append({"panel": panel, **dict(zip(ARM, arm, strict=True)),
                                  "quantity": quantity, "seeds": sorted(above.index),
-                                 "judged T": top, "at judged T": float(at_top.mean()),
+                                 "judged T": top, "at judged T": float(below.mean()),
                                  "larger T": t, "at larger T": float(above.mean()),
                                  "better on every seed": bool((gain > 0).all())})
     return pd.DataFrame(rows, columns=columns)
